@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# lint.sh - ruff (check + format) and buildifier (lint + format) over the tree.
+# Installs pinned versions into .ci/.cache on first use (PyPI and npm).
+#   .ci/lint.sh          check only (what CI runs)
+#   .ci/lint.sh --fix    rewrite files in place
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUFF_VERSION=0.17.6
+BUILDIFIER_VERSION=8.2.1
+cache=.ci/.cache
+if [ ! -x "$cache/venv/bin/ruff" ] || ! "$cache/venv/bin/ruff" --version | grep -q " $RUFF_VERSION\$"; then
+  python3 -m venv "$cache/venv"
+  "$cache/venv/bin/pip" install -q "ruff==$RUFF_VERSION"
+fi
+buildifier="$cache/npm/node_modules/.bin/buildifier"
+if [ ! -x "$buildifier" ] || ! "$buildifier" --version | grep -q "$BUILDIFIER_VERSION"; then
+  npm install -s --no-audit --no-fund --prefix "$cache/npm" "@bazel/buildifier@$BUILDIFIER_VERSION" >/dev/null
+fi
+ruff="$cache/venv/bin/ruff"
+starlark=$(git ls-files '*.bzl' '*.bazel' 'BUILD' 'MODULE.bazel' | tr '\n' ' ')
+if [ "${1:-}" = "--fix" ]; then
+  "$ruff" check --fix .
+  "$ruff" format .
+  # shellcheck disable=SC2086
+  "$buildifier" -lint=fix -mode=fix $starlark
+  exit 0
+fi
+rc=0
+"$ruff" check . || rc=1
+"$ruff" format --check . || rc=1
+# shellcheck disable=SC2086
+"$buildifier" -lint=warn -mode=check $starlark || rc=1
+exit $rc

@@ -1,0 +1,305 @@
+"""Every bad input: a non-zero exit and one message naming the value and the fix."""
+
+from __future__ import annotations
+
+import pytest
+
+# (description, argv, expected exit code, fragments the message must contain)
+CLI_CASES = [
+    (
+        "unknown arch lists the known ones",
+        ["tags", "--arch", "gfx951"],
+        2,
+        [
+            "--arch gfx951: unknown arch",
+            "did you mean 'gfx950'",
+            "gfx90a, gfx942, gfx950, gfx1100, gfx1101, gfx1150, gfx1151, gfx1200, gfx1201",
+        ],
+    ),
+    (
+        "unknown arch inside a list",
+        ["tags", "--arch", "gfx950,gfx12O1"],
+        2,
+        ["--arch gfx12O1: unknown arch", "did you mean 'gfx1201'"],
+    ),
+    (
+        "empty arch in a list",
+        ["tags", "--arch", "gfx950,"],
+        2,
+        ["empty arch in list", "--arch gfx950,gfx1201"],
+    ),
+    (
+        "unknown target suggests the nearest",
+        ["tags", "--target", "pytorh"],
+        2,
+        ["--target pytorh: unknown target", "did you mean 'pytorch'"],
+    ),
+    (
+        "unknown group suggests the nearest",
+        ["tags", "--group", "wheel"],
+        2,
+        ["--group wheel: unknown group", "did you mean 'wheels'"],
+    ),
+    (
+        "group command with unknown group",
+        ["group", "servng"],
+        2,
+        ["unknown group", "did you mean 'serving'"],
+    ),
+    ("group all does not exist", ["group", "all"], 2, ["there is no 'all' group"]),
+    (
+        "tags --group all does not exist",
+        ["tags", "--group", "all"],
+        2,
+        ["--group all: unknown group", "known: default, wheels, serving"],
+    ),
+    (
+        "unknown --set key",
+        ["tags", "--set", "PYTORCH_VERSIN=2.16.0"],
+        2,
+        ["--set PYTORCH_VERSIN=2.16.0: unknown key", "did you mean 'PYTORCH_VERSION'"],
+    ),
+    (
+        "--set without =",
+        ["tags", "--set", "PYTORCH_VERSION"],
+        2,
+        ["--set PYTORCH_VERSION: expected KEY=VALUE"],
+    ),
+    (
+        "--set ARCH is not a key",
+        ["tags", "--set", "ARCH=gfx950"],
+        2,
+        ["--set ARCH=gfx950: unknown key"],
+    ),
+    (
+        "--set value with a slash makes an invalid tag",
+        ["tags", "--set", "ROCM_VERSION=10.1/x"],
+        2,
+        [
+            "rocm-runtime: tag '10.1/x-gfx950' is not a valid OCI tag",
+            "ROCM_VERSION='10.1/x'",
+            "no '/'",
+        ],
+    ),
+    (
+        "--set value with a plus makes an invalid tag",
+        ["tags", "--set", "PYTORCH_VERSION=2.16+rocm"],
+        2,
+        ["pytorch-src: tag '2.16+rocm' is not a valid OCI tag", "PYTORCH_VERSION='2.16+rocm'"],
+    ),
+    (
+        "--set value starting with a dot",
+        ["tags", "--target", "pytorch-src", "--set", "PYTORCH_VERSION=.2"],
+        2,
+        ["tag '.2' is not a valid OCI tag"],
+    ),
+    (
+        "--set empty value makes an invalid tag",
+        ["tags", "--target", "pytorch-src", "--set", "PYTORCH_VERSION="],
+        2,
+        ["tag '' is not a valid OCI tag"],
+    ),
+    (
+        "--set value too long",
+        ["tags", "--set", "VLLM_REF=" + "v" * 120],
+        2,
+        ["vllm: tag", "at most 128 characters"],
+    ),
+    (
+        "VCS_REF too short",
+        ["tags", "--vcs-ref", "abc12"],
+        2,
+        ["bad VCS_REF 'abc12'", "7-40 character lowercase hex"],
+    ),
+    ("VCS_REF upper case", ["tags", "--vcs-ref", "ABCDEF0"], 2, ["bad VCS_REF 'ABCDEF0'"]),
+    ("VCS_REF not hex", ["tags", "--vcs-ref", "main-branch"], 2, ["bad VCS_REF 'main-branch'"]),
+    ("VCS_REF too long", ["tags", "--vcs-ref", "a" * 41], 2, ["bad VCS_REF"]),
+    (
+        "VCS_REF through --set",
+        ["tags", "--set", "VCS_REF=xyz1234"],
+        2,
+        ["VCS_REF=xyz1234: bad VCS_REF 'xyz1234'"],
+    ),
+    ("unknown --kind", ["tags", "--kind", "moving"], 2, ["invalid choice: 'moving'"]),
+    ("unknown command", ["push"], 2, ["invalid choice: 'push'"]),
+    ("no command", [], 2, ["required: COMMAND"]),
+]
+
+
+@pytest.mark.parametrize("desc,argv,code,fragments", CLI_CASES, ids=[c[0] for c in CLI_CASES])
+def test_bad_cli_input(run, desc, argv, code, fragments):
+    result = run(*argv)
+    assert result.code == code, (desc, result)
+    assert result.out == ""
+    for fragment in fragments:
+        assert fragment in result.err, (desc, fragment, result.err)
+    if "invalid choice" not in fragments[0] and "required" not in fragments[0]:
+        assert result.err.startswith("tagconf: error: ")
+        assert result.err.count("\n") == 1, "one message, no traceback"
+
+
+# (description, old text, new text, fragments the message must contain)
+CATALOG_CASES = [
+    ("not TOML", 'registry = "', "registry = ", ["not valid TOML", "fix the syntax"]),
+    (
+        "missing registry",
+        'registry = "snoc',
+        'xregistry = "snoc',
+        ["xregistry: unknown key", "did you mean 'registry'"],
+    ),
+    (
+        "missing defaults table",
+        "\n[defaults]\n",
+        "\n[defaultz]\n",
+        ["defaultz: unknown key", "did you mean 'defaults'"],
+    ),
+    (
+        "missing VCS_REF default",
+        'VCS_REF = ""',
+        "",
+        ["defaults.VCS_REF: missing field", 'add VCS_REF = ""'],
+    ),
+    ("bad VCS_REF default", 'VCS_REF = ""', 'VCS_REF = "HEAD"', ["bad VCS_REF 'HEAD'"]),
+    (
+        "non-string default",
+        'PYTHON_VERSION = "3.14"',
+        "PYTHON_VERSION = 3.14",
+        ["defaults.PYTHON_VERSION: must be a string, got 3.14", "quote it"],
+    ),
+    (
+        "unknown default arch",
+        'default = "gfx950"',
+        'default = "gfx951"',
+        ["archs.default: unknown 'gfx951'", "did you mean 'gfx950'"],
+    ),
+    (
+        "duplicate arch",
+        '    "gfx942",\n',
+        '    "gfx942",\n    "gfx942",\n',
+        ["archs.known: duplicate 'gfx942'"],
+    ),
+    ("bad arch name", '    "gfx942",\n', '    "GFX942",\n', ["archs.known: bad arch 'GFX942'"]),
+    (
+        "missing target field",
+        'stage = "rocm-runtime"\n',
+        "",
+        ["targets.rocm-runtime.stage: missing field", "add stage"],
+    ),
+    (
+        "wrong field type",
+        "arch = true\ndockerfile",
+        'arch = "yes"\ndockerfile',
+        ["targets.rocm-runtime.arch: must be a bool, got 'yes'"],
+    ),
+    (
+        "unknown target field",
+        'repository = "rocm-runtime"',
+        'repository = "rocm-runtime"\nrepo = "x"',
+        ["targets.rocm-runtime.repo: unknown field", "did you mean 'repository'"],
+    ),
+    (
+        "duplicate target",
+        'name = "pytorch-src"',
+        'name = "rocm-runtime"',
+        ["targets.rocm-runtime: duplicate target"],
+    ),
+    (
+        "group naming an unknown target",
+        '    "lmcache",\n    "lmcache-wheel",\n]\n# The eight',
+        '    "lmcache",\n    "lmcache-whl",\n]\n# The eight',
+        ["groups.default: unknown target 'lmcache-whl'", "did you mean 'lmcache-wheel'"],
+    ),
+    ("an all group", "serving = [", "all = [", ["groups.all: there is no 'all' group"]),
+    (
+        "parent naming an unknown target",
+        'parents = ["rocm-runtime"]',
+        'parents = ["rocm-runtme"]',
+        [
+            "targets.pytorch-base.parents: unknown target 'rocm-runtme'",
+            "did you mean 'rocm-runtime'",
+        ],
+    ),
+    (
+        "parent cycle",
+        'stage = "rocm-runtime"\nparents = []',
+        'stage = "rocm-runtime"\nparents = ["pytorch-base"]',
+        [
+            "parent cycle rocm-runtime -> pytorch-base -> rocm-runtime",
+            "remove one of these parents",
+        ],
+    ),
+    (
+        "arch-free target with an arch parent",
+        'stage = "pytorch-src"\nparents = []',
+        'stage = "pytorch-src"\nparents = ["rocm-runtime"]',
+        ["targets.pytorch-src.parents: arch-free target has arch parent 'rocm-runtime'"],
+    ),
+    (
+        "template naming an unknown variable",
+        'tag = "${ROCM_VERSION}-${ARCH}"',
+        'tag = "${ROCM_VERSON}-${ARCH}"',
+        [
+            "targets.rocm-runtime.tag: template '${ROCM_VERSON}-${ARCH}' names unknown variable",
+            "did you mean 'ROCM_VERSION'",
+        ],
+    ),
+    (
+        "template naming VCS_REF",
+        'tag = "${ROCM_VERSION}-${ARCH}"',
+        'tag = "${VCS_REF}-${ARCH}"',
+        ["names unknown variable 'VCS_REF'"],
+    ),
+    (
+        "malformed template",
+        'tag = "${ROCM_VERSION}-${ARCH}"',
+        'tag = "${ROCM_VERSION-${ARCH}"',
+        ["targets.rocm-runtime.tag: malformed template"],
+    ),
+    (
+        "arch target without ${ARCH}",
+        'tag = "${ROCM_VERSION}-${ARCH}"',
+        'tag = "${ROCM_VERSION}"',
+        ["lacks ${ARCH}", "every arch would push the same tag"],
+    ),
+    (
+        "arch-free target with ${ARCH}",
+        'tag = "${TRITON_VERSION}-${ROCM_VERSION}"',
+        'tag = "${TRITON_VERSION}-${ARCH}"',
+        ["arch-free target's template", "uses ${ARCH}"],
+    ),
+    (
+        "two targets on one repository:tag",
+        'repository = "pytorch-wheel"',
+        'repository = "pytorch"',
+        [
+            "pytorch:2.15.0-10.1.0-full-gfx90a: tag collision between pytorch (gfx90a) and "
+            "pytorch-wheel (gfx90a)"
+        ],
+    ),
+    (
+        "default that makes an invalid tag",
+        'CUPY_REF = "v14.2.0"',
+        'CUPY_REF = "v14 2"',
+        ["cupy-wheel: tag 'v14 2-10.1.0-full-gfx90a' is not a valid OCI tag"],
+    ),
+    ("no targets", "[[targets]]", "[[targetz]]", ["targetz: unknown key"]),
+]
+
+
+@pytest.mark.parametrize("desc,old,new,fragments", CATALOG_CASES, ids=[c[0] for c in CATALOG_CASES])
+def test_bad_catalogue(run, mutated, desc, old, new, fragments):
+    path = mutated(old, new)
+    result = run("tags", catalog=path)
+    assert result.code == 2, (desc, result)
+    assert result.out == ""
+    assert result.err.startswith("tagconf: error: catalog.toml")
+    assert result.err.count("\n") == 1, "one message, no traceback"
+    for fragment in fragments:
+        assert fragment in result.err, (desc, fragment, result.err)
+
+
+def test_missing_catalogue_file(run, tmp_path):
+    result = run("check", catalog=tmp_path / "nope.toml")
+    assert result.code == 2
+    assert "nope.toml: cannot read catalogue" in result.err
+    assert "pass --catalog PATH" in result.err

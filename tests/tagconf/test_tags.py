@@ -1,0 +1,159 @@
+"""Golden specs of the tag rules (DESIGN.md, "The family")."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tools.tagconf.tags import TAG_RE, render_all, render_many, resolve_values
+
+SEED = Path("tests/tagconf/testdata/seed_tags.txt")
+OCI_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+
+
+def test_versioned_tags_without_test_line_are_the_seed_table(run):
+    result = run("tags", "--kind", "versioned")
+    assert result.code == 0, result.err
+    lines = [line for line in result.out.splitlines() if not line.endswith("-test")]
+    assert "\n".join(lines) + "\n" == SEED.read_text()
+
+
+def test_versioned_tags_are_sixteen_with_the_test_image(run):
+    lines = run("tags", "--kind", "versioned").out.splitlines()
+    assert len(lines) == 16
+    assert lines[6] == "pytorch:2.15.0-10.1.0-full-gfx950-test"
+
+
+@pytest.mark.parametrize(
+    "target,arch,versioned,floating",
+    [
+        ("rocm-runtime", "gfx950", "10.1.0-full-gfx950", "latest-gfx950"),
+        ("pytorch-src", "gfx950", "2.15.0", "latest"),
+        ("pytorch-base", "gfx1201", "10.1.0-full-3.14-gfx1201", "latest-gfx1201"),
+        ("pytorch", "gfx942", "2.15.0-10.1.0-full-gfx942", "latest-gfx942"),
+        ("pytorch-run", "gfx950", "2.15.0-10.1.0-full-gfx950", "latest-gfx950"),
+        ("pytorch-test", "gfx950", "2.15.0-10.1.0-full-gfx950-test", "latest-gfx950-test"),
+        ("triton-wheel", "gfx1201", "3.9.0-10.1.0-full", "latest"),
+        ("lmcache", "gfx90a", "v0.5.7-10.1.0-full-gfx90a", "latest-gfx90a"),
+    ],
+)
+def test_versioned_and_floating_tag_per_target(catalog, target, arch, versioned, floating):
+    values = resolve_values(catalog)
+    (image,) = render_many(catalog, [target], [arch], values)
+    assert (image.versioned, image.floating, image.immutable) == (versioned, floating, None)
+
+
+def test_arch_target_never_floats_on_plain_latest(catalog):
+    for image in render_all(catalog, resolve_values(catalog)):
+        if image.arch:
+            assert image.floating != "latest", image
+            assert image.arch in image.floating
+
+
+def test_pytorch_and_pytorch_test_share_a_repository_but_not_a_tag(catalog):
+    values = resolve_values(catalog, vcs_ref="0123abc")
+    images = render_many(catalog, ["pytorch", "pytorch-test"], ["gfx950"], values)
+    assert {i.repository for i in images} == {"pytorch"}
+    assert not set(images[0].tags()) & set(images[1].tags())
+
+
+def test_immutable_tag_present_iff_vcs_ref(catalog):
+    without = render_all(catalog, resolve_values(catalog))
+    with_ref = render_all(catalog, resolve_values(catalog, vcs_ref="deadbeef"))
+    assert all(i.immutable is None for i in without)
+    assert all(i.immutable == f"{i.versioned}-gdeadbeef" for i in with_ref)
+
+
+def test_every_tag_over_all_targets_and_archs_is_distinct(run):
+    """384 = 14 arch targets x 9 archs x 3 + 2 arch-free targets x 3."""
+    result = run("tags", "--arch", "all", "--vcs-ref", "0123456789abcdef0123456789abcdef01234567")
+    refs = result.out.splitlines()
+    assert len(refs) == 384
+    assert len(set(refs)) == 384
+
+
+def test_every_tag_matches_the_oci_grammar(catalog):
+    values = resolve_values(catalog, vcs_ref="0123456789abcdef0123456789abcdef01234567")
+    tags = [t for i in render_all(catalog, values) for t in i.tags()]
+    assert tags and all(OCI_TAG.fullmatch(t) for t in tags)
+    assert TAG_RE.pattern == OCI_TAG.pattern
+
+
+def test_override_changes_exactly_the_tags_that_use_it(run):
+    before = run("tags", "--arch", "all").out.splitlines()
+    after = run("tags", "--arch", "all", "--set", "PYTORCH_VERSION=2.16.0").out.splitlines()
+    assert len(before) == len(after)
+    changed = {(b, a) for b, a in zip(before, after, strict=True) if b != a}
+    repos = {b.split(":")[0] for b, _ in changed}
+    assert repos == {"pytorch-src", "pytorch", "pytorch-wheel", "runtime", "aiter-wheel"}
+    assert all(a == b.replace("2.15.0", "2.16.0") for b, a in changed)
+    assert all("2.15.0" not in b for b, a in zip(before, after, strict=True) if b == a)
+
+
+def test_rocm_override_leaves_only_pytorch_src_alone(run):
+    before = run("tags", "--kind", "versioned").out.splitlines()
+    after = run("tags", "--kind", "versioned", "--set", "ROCM_VERSION=10.2.0").out.splitlines()
+    unchanged = [b for b, a in zip(before, after, strict=True) if b == a]
+    assert unchanged == ["pytorch-src:2.15.0"]
+
+
+def test_archs_in_given_order_and_arch_free_once(run):
+    out = run(
+        "tags",
+        "--target",
+        "triton-wheel",
+        "--target",
+        "rocm-runtime",
+        "--arch",
+        "gfx1201,gfx950",
+        "--kind",
+        "versioned",
+    ).out
+    assert out.splitlines() == [
+        "rocm-runtime:10.1.0-full-gfx1201",
+        "rocm-runtime:10.1.0-full-gfx950",
+        "triton-wheel:3.9.0-10.1.0-full",
+    ]
+
+
+def test_all_kinds_in_order_with_registry_prefix(run):
+    out = run(
+        "tags",
+        "--target",
+        "pytorch",
+        "--vcs-ref",
+        "abcdef0",
+        "--registry",
+        "127.0.0.1:5000/rocm-pytorch/",
+    ).out
+    assert out.splitlines() == [
+        "127.0.0.1:5000/rocm-pytorch/pytorch:2.15.0-10.1.0-full-gfx950",
+        "127.0.0.1:5000/rocm-pytorch/pytorch:latest-gfx950",
+        "127.0.0.1:5000/rocm-pytorch/pytorch:2.15.0-10.1.0-full-gfx950-gabcdef0",
+    ]
+
+
+def test_registry_flag_without_value_uses_the_catalogue_registry(run):
+    out = run("tags", "--target", "pytorch-src", "--kind", "floating", "--registry").out
+    assert out == "snoc-strix.fold-leaffish.ts.net:8080/rocm-pytorch/pytorch-src:latest\n"
+
+
+def test_json_output(run):
+    import json
+
+    data = json.loads(run("tags", "--group", "wheels", "--arch", "gfx942", "--json").out)
+    assert [d["target"] for d in data] == [
+        "pytorch-wheel",
+        "triton-wheel",
+        "aiter-wheel",
+        "torchvision-wheel",
+        "cupy-wheel",
+        "nixl-wheel",
+        "vllm-wheel",
+        "lmcache-wheel",
+    ]
+    triton = data[1]
+    assert triton["arch"] is None and triton["floating"] == "latest"
+    assert triton["refs"] == ["triton-wheel:3.9.0-10.1.0-full", "triton-wheel:latest"]

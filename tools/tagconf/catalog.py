@@ -1,0 +1,271 @@
+"""Load images/catalog.toml into a validated Catalog.
+
+Every problem is a CatalogError naming the file, the key, the bad value and
+the fix, e.g. ``catalog.toml: targets.pytorch.parents: unknown 'pytorh'``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from tools.tagconf.errors import CatalogError, UsageError, nearest
+from tools.tagconf.model import ARCH_VAR, VCS_REF_KEY, Catalog, Target
+from tools.tagconf.tags import check_collisions, check_vcs_ref, render_all
+
+_TARGET_FIELDS = {
+    "name": str,
+    "repository": str,
+    "tag": str,
+    "arch": bool,
+    "dockerfile": str,
+    "stage": str,
+    "parents": list,
+}
+_TARGET_OPTIONAL = {"floating_suffix": str}
+
+
+def load(path: str | os.PathLike[str]) -> Catalog:
+    """Read, parse and validate the catalogue at ``path``."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise CatalogError(
+            str(path), f"cannot read catalogue ({e.strerror})", "pass --catalog PATH"
+        ) from None
+    return parse(text, path.name)
+
+
+def parse(text: str, where: str = "catalog.toml") -> Catalog:
+    """Parse and validate catalogue text; ``where`` names it in errors."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise CatalogError(where, f"not valid TOML: {e}", "fix the syntax") from None
+    v = _Validator(where)
+    catalog = v.catalog(data)
+    # Render every tag with the defaults: an invalid tag or a collision in the
+    # catalogue itself is a catalogue error, not a surprise at push time.
+    try:
+        check_collisions(render_all(catalog, dict(catalog.defaults)), where)
+    except UsageError as e:
+        raise CatalogError(where, str(e), "fix the catalogue") from None
+    return catalog
+
+
+class _Validator:
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def fail(self, key: str, problem: str, fix: str) -> CatalogError:
+        return CatalogError(f"{self.where}: {key}", problem, fix)
+
+    def table(self, data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+        value = data.get(key)
+        if value is None:
+            raise self.fail(key, "missing table", f"add a [{key}] table")
+        if not isinstance(value, dict):
+            raise self.fail(key, f"must be a table, got {value!r}", f"write [{key}]")
+        return value
+
+    def string(self, data: Mapping[str, Any], key: str, label: str) -> str:
+        if key not in data:
+            raise self.fail(label, "missing field", f'add {key} = "..."')
+        value = data[key]
+        if not isinstance(value, str):
+            raise self.fail(label, f"must be a string, got {value!r}", "quote it")
+        return value
+
+    def catalog(self, data: Mapping[str, Any]) -> Catalog:
+        known_top = {"registry", "defaults", "archs", "targets", "groups"}
+        for key in data:
+            if key not in known_top:
+                raise self.fail(key, "unknown key", nearest(key, sorted(known_top)))
+        registry = self.string(data, "registry", "registry").rstrip("/")
+        if not registry:
+            raise self.fail("registry", "is empty", 'set registry = "host[:port]/path"')
+        defaults = self.defaults(self.table(data, "defaults"))
+        archs, default_arch = self.archs(self.table(data, "archs"))
+        targets = self.targets(data.get("targets"), defaults)
+        groups = self.groups(self.table(data, "groups"), [t.name for t in targets])
+        return Catalog(
+            path=self.where,
+            registry=registry,
+            defaults=defaults,
+            archs=archs,
+            default_arch=default_arch,
+            targets=targets,
+            groups=groups,
+        )
+
+    def defaults(self, table: Mapping[str, Any]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for key, value in table.items():
+            label = f"defaults.{key}"
+            if not key.isidentifier() or key.upper() != key:
+                raise self.fail(label, "keys are UPPER_CASE names", "rename the key")
+            if key == ARCH_VAR:
+                raise self.fail(label, "ARCH is not a default", "set [archs] default instead")
+            if not isinstance(value, str):
+                raise self.fail(label, f"must be a string, got {value!r}", "quote it")
+            out[key] = value
+        if VCS_REF_KEY not in out:
+            raise self.fail(f"defaults.{VCS_REF_KEY}", "missing field", f'add {VCS_REF_KEY} = ""')
+        if out[VCS_REF_KEY]:
+            check_vcs_ref(out[VCS_REF_KEY], f"{self.where}: defaults.{VCS_REF_KEY}")
+        return out
+
+    def archs(self, table: Mapping[str, Any]) -> tuple[tuple[str, ...], str]:
+        known = table.get("known")
+        if not isinstance(known, list) or not known:
+            raise self.fail("archs.known", "missing or empty list", 'add known = ["gfx950", ...]')
+        seen: set[str] = set()
+        for arch in known:
+            if not isinstance(arch, str) or not arch.startswith("gfx"):
+                raise self.fail("archs.known", f"bad arch {arch!r}", "archs look like 'gfx950'")
+            if not arch[3:].isalnum() or arch != arch.lower():
+                raise self.fail("archs.known", f"bad arch {arch!r}", "lowercase, like 'gfx90a'")
+            if arch in seen:
+                raise self.fail("archs.known", f"duplicate {arch!r}", "list it once")
+            seen.add(arch)
+        default = self.string(table, "default", "archs.default")
+        if default not in seen:
+            raise self.fail("archs.default", f"unknown {default!r}", nearest(default, known))
+        return tuple(known), default
+
+    def targets(self, rows: Any, defaults: Mapping[str, str]) -> tuple[Target, ...]:
+        if not isinstance(rows, list) or not rows:
+            raise self.fail("targets", "missing", "add [[targets]] tables")
+        variables = (set(defaults) - {VCS_REF_KEY}) | {ARCH_VAR}
+        targets: list[Target] = []
+        names: list[str] = []
+        for i, row in enumerate(rows):
+            if not isinstance(row, dict):
+                raise self.fail(f"targets[{i}]", "must be a table", "use [[targets]]")
+            name = row.get("name")
+            label = f"targets.{name}" if isinstance(name, str) else f"targets[{i}]"
+            for key in row:
+                if key not in _TARGET_FIELDS and key not in _TARGET_OPTIONAL:
+                    known = sorted([*_TARGET_FIELDS, *_TARGET_OPTIONAL])
+                    raise self.fail(f"{label}.{key}", "unknown field", nearest(key, known))
+            for key, kind in _TARGET_FIELDS.items():
+                if key not in row:
+                    raise self.fail(f"{label}.{key}", "missing field", f"add {key}")
+                if not isinstance(row[key], kind):
+                    raise self.fail(
+                        f"{label}.{key}",
+                        f"must be a {kind.__name__}, got {row[key]!r}",
+                        "fix the value",
+                    )
+            if name in names:
+                raise self.fail(label, "duplicate target", "give each target one row")
+            names.append(name)
+            self.template(f"{label}.tag", row["tag"], variables, row["arch"])
+            suffix = row.get("floating_suffix", "")
+            if not isinstance(suffix, str):
+                raise self.fail(f"{label}.floating_suffix", "must be a string", "quote it")
+            parents = row["parents"]
+            if not all(isinstance(p, str) for p in parents):
+                raise self.fail(f"{label}.parents", "must list target names", "quote them")
+            if len(set(parents)) != len(parents):
+                raise self.fail(f"{label}.parents", "lists a parent twice", "list it once")
+            targets.append(
+                Target(
+                    name=name,
+                    repository=row["repository"],
+                    tag=row["tag"],
+                    arch=row["arch"],
+                    dockerfile=row["dockerfile"],
+                    stage=row["stage"],
+                    parents=tuple(parents),
+                    floating_suffix=suffix,
+                )
+            )
+        by_name = {t.name: t for t in targets}
+        for t in targets:
+            for p in t.parents:
+                if p not in by_name:
+                    raise self.fail(
+                        f"targets.{t.name}.parents",
+                        f"unknown target '{p}'",
+                        nearest(p, names),
+                    )
+                if by_name[p].arch and not t.arch:
+                    raise self.fail(
+                        f"targets.{t.name}.parents",
+                        f"arch-free target has arch parent '{p}'",
+                        "make the target arch = true or drop the parent",
+                    )
+        self.acyclic(by_name)
+        return tuple(targets)
+
+    def template(self, label: str, tag: str, variables: set[str], arch: bool) -> None:
+        template = Template(tag)
+        if not template.is_valid():
+            raise self.fail(label, f"malformed template {tag!r}", "write ${NAME}")
+        used = template.get_identifiers()
+        for var in used:
+            if var not in variables:
+                raise self.fail(
+                    label,
+                    f"template {tag!r} names unknown variable '{var}'",
+                    nearest(var, sorted(variables)),
+                )
+        if arch and ARCH_VAR not in used:
+            raise self.fail(
+                label,
+                f"arch target's template {tag!r} lacks ${{{ARCH_VAR}}}",
+                "add -${ARCH}, or every arch would push the same tag",
+            )
+        if not arch and ARCH_VAR in used:
+            raise self.fail(
+                label,
+                f"arch-free target's template {tag!r} uses ${{{ARCH_VAR}}}",
+                "drop ${ARCH} or set arch = true",
+            )
+
+    def acyclic(self, by_name: Mapping[str, Target]) -> None:
+        state: dict[str, int] = {}  # 1 = on the path, 2 = done
+
+        def visit(name: str, path: list[str]) -> None:
+            if state.get(name) == 2:
+                return
+            if state.get(name) == 1:
+                cycle = " -> ".join([*path[path.index(name) :], name])
+                raise self.fail(
+                    f"targets.{name}.parents",
+                    f"parent cycle {cycle}",
+                    "remove one of these parents",
+                )
+            state[name] = 1
+            for parent in by_name[name].parents:
+                visit(parent, [*path, name])
+            state[name] = 2
+
+        for name in by_name:
+            visit(name, [])
+
+    def groups(self, table: Mapping[str, Any], names: list[str]) -> dict[str, tuple[str, ...]]:
+        out: dict[str, tuple[str, ...]] = {}
+        for group, members in table.items():
+            label = f"groups.{group}"
+            if group == "all":
+                raise self.fail(
+                    label,
+                    "there is no 'all' group",
+                    "name the targets a push should cover",
+                )
+            if not isinstance(members, list) or not members:
+                raise self.fail(label, "must be a non-empty list", "list target names")
+            for m in members:
+                if m not in names:
+                    raise self.fail(label, f"unknown target '{m}'", nearest(str(m), names))
+            if len(set(members)) != len(members):
+                raise self.fail(label, "lists a target twice", "list it once")
+            out[group] = tuple(members)
+        return out

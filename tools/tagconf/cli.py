@@ -1,0 +1,251 @@
+"""tagconf command line: tags, groups, group, check, generate.
+
+Run as ``bazel run //tools/tagconf -- <command>`` or, from the repository
+root, ``python3 -m tools.tagconf <command>``. User errors print one line
+``tagconf: error: ...`` and exit 2; a stale targets.bzl makes ``check`` exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import sys
+from pathlib import Path
+
+from tools.tagconf import catalog as catalog_mod
+from tools.tagconf import starlark
+from tools.tagconf.errors import TagconfError, UsageError
+from tools.tagconf.model import Catalog
+from tools.tagconf.tags import (
+    KINDS,
+    check_collisions,
+    parse_assignment,
+    render_many,
+    resolve_values,
+)
+
+CATALOG = Path("images/catalog.toml")
+TARGETS_BZL = Path("images/targets.bzl")
+
+
+def _root() -> Path:
+    """The source tree: the user's workspace under `bazel run`, else ours."""
+    workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
+    if workspace:
+        return Path(workspace)
+    return Path(__file__).absolute().parents[2]
+
+
+def _path(given: Path | None, default: Path) -> Path:
+    """A path the user gave (relative to the cwd), else ``default`` in the tree."""
+    return given if given is not None else _root() / default
+
+
+def _display(path: Path) -> str:
+    """``path`` relative to the source tree or the cwd, as a user wrote it."""
+    for base in (_root(), Path.cwd()):
+        try:
+            return str(path.absolute().relative_to(base.absolute()))
+        except ValueError:
+            continue
+    return str(path)
+
+
+def _update_command(catalog_path: Path) -> str:
+    """The `bazel run` target that regenerates from this catalogue.
+
+    By convention `update_targets` sits in the catalogue's package.
+    """
+    package = Path(_display(catalog_path)).parent.as_posix()
+    return f"bazel run //{'' if package == '.' else package}:update_targets"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tagconf",
+        description="Validate the image catalogue and render its tags.",
+    )
+    parser.add_argument(
+        "--catalog",
+        type=Path,
+        help=f"catalogue file (default: {CATALOG} in the source tree)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    tags = sub.add_parser(
+        "tags",
+        help="print repository:tag lines",
+        description="Print one [registry/]repository:tag per line: targets in"
+        " catalogue order, archs in the order given, an arch-free target once.",
+    )
+    tags.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="T",
+        help="a target (repeatable; default: every target)",
+    )
+    tags.add_argument("--group", metavar="G", help="every target of group G")
+    tags.add_argument(
+        "--arch",
+        metavar="A[,B...]|all",
+        help="architectures (default: the catalogue default; 'all' = every known)",
+    )
+    tags.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a catalogue default, e.g. PYTORCH_VERSION=2.16.0",
+    )
+    tags.add_argument("--vcs-ref", metavar="REF", help="git sha (7-40 lowercase hex): adds -g<REF>")
+    tags.add_argument(
+        "--kind",
+        choices=[*KINDS, "all"],
+        default="all",
+        help="which tags (default: all)",
+    )
+    tags.add_argument(
+        "--registry",
+        nargs="?",
+        const="",
+        metavar="R",
+        help="prefix each line with R/ (no value: the catalogue's registry)",
+    )
+    tags.add_argument("--json", action="store_true", help="print JSON instead")
+
+    sub.add_parser(
+        "groups",
+        help="list each group and its members",
+        description="Print 'group: member member ...' for each group.",
+    )
+    group = sub.add_parser(
+        "group",
+        help="list one group's members",
+        description="Print the members of one group, one a line, catalogue order.",
+    )
+    group.add_argument("name", help="group name (default, wheels, serving)")
+
+    for name, text in (
+        ("check", "validate the catalogue and fail if targets.bzl is stale"),
+        ("generate", "write targets.bzl from the catalogue"),
+    ):
+        cmd = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        cmd.add_argument(
+            "--output",
+            type=Path,
+            help=f"generated file (default: {TARGETS_BZL} in the source tree)",
+        )
+    return parser
+
+
+def _load(args: argparse.Namespace) -> Catalog:
+    return catalog_mod.load(_path(args.catalog, CATALOG))
+
+
+def _archs(catalog: Catalog, spec: str | None) -> list[str]:
+    if spec is None:
+        return [catalog.default_arch]
+    if spec == "all":
+        return list(catalog.archs)
+    archs = [a.strip() for a in spec.split(",")]
+    if not all(archs):
+        raise UsageError(f"--arch {spec}", "empty arch in list", "write --arch gfx950,gfx1201")
+    return [catalog.check_arch(a) for a in dict.fromkeys(archs)]
+
+
+def _cmd_tags(args: argparse.Namespace, out) -> int:
+    catalog = _load(args)
+    names = [catalog.target(t).name for t in args.target]
+    if args.group:
+        names += catalog.group(args.group)
+    if not names:
+        names = list(catalog.target_names)
+    overrides = dict(parse_assignment(a) for a in args.set)
+    values = resolve_values(catalog, overrides, args.vcs_ref)
+    images = render_many(catalog, names, _archs(catalog, args.arch), values)
+    check_collisions(images)
+    registry = catalog.registry if args.registry == "" else (args.registry or "")
+    if args.json:
+        json.dump([i.to_json(registry) for i in images], out, indent=2)
+        out.write("\n")
+    else:
+        for image in images:
+            for ref in image.refs(args.kind, registry):
+                out.write(ref + "\n")
+    return 0
+
+
+def _cmd_groups(args: argparse.Namespace, out) -> int:
+    catalog = _load(args)
+    for name in catalog.groups:
+        out.write(f"{name}: {' '.join(catalog.group(name))}\n")
+    return 0
+
+
+def _cmd_group(args: argparse.Namespace, out) -> int:
+    catalog = _load(args)
+    if args.name == "all":
+        raise UsageError(
+            "group all",
+            "there is no 'all' group",
+            f"use one of: {', '.join(catalog.groups)}",
+        )
+    for name in catalog.group(args.name):
+        out.write(name + "\n")
+    return 0
+
+
+def _generated(args: argparse.Namespace) -> tuple[Path, str, Path]:
+    catalog_path = _path(args.catalog, CATALOG)
+    output = _path(args.output, TARGETS_BZL)
+    catalog = catalog_mod.load(catalog_path)
+    text = starlark.render(catalog, _display(catalog_path), _update_command(catalog_path))
+    return output, text, catalog_path
+
+
+def _cmd_check(args: argparse.Namespace, out) -> int:
+    output, want, catalog_path = _generated(args)
+    have = output.read_text(encoding="utf-8") if output.exists() else ""
+    if have == want:
+        out.write(f"ok: {_display(output)} is up to date\n")
+        return 0
+    diff = difflib.unified_diff(
+        have.splitlines(keepends=True),
+        want.splitlines(keepends=True),
+        f"{_display(output)} (checked in)",
+        f"{_display(output)} (from the catalogue)",
+    )
+    sys.stderr.writelines(diff)
+    sys.stderr.write(
+        f"tagconf: error: {_display(output)} is stale; run: {_update_command(catalog_path)}\n"
+    )
+    return 1
+
+
+def _cmd_generate(args: argparse.Namespace, out) -> int:
+    output, text, _ = _generated(args)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf-8")
+    out.write(f"wrote {output}\n")
+    return 0
+
+
+COMMANDS = {
+    "tags": _cmd_tags,
+    "groups": _cmd_groups,
+    "group": _cmd_group,
+    "check": _cmd_check,
+    "generate": _cmd_generate,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args, sys.stdout)
+    except TagconfError as e:
+        print(f"tagconf: error: {e}", file=sys.stderr)
+        return 2

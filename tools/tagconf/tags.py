@@ -1,0 +1,178 @@
+"""The tag rules: pure functions from catalogue + values to tags.
+
+Per target and arch there are three kinds of tag:
+
+- versioned: the catalogue's template, e.g. ``2.15.0-10.1.0-full-gfx950``;
+- floating: ``latest`` for an arch-free target, ``latest-<arch>`` for an arch
+  target, plus the target's ``floating_suffix`` (pytorch-test:
+  ``latest-<arch>-test``). A plain ``latest`` on an arch target would be
+  overwritten by whichever arch was pushed last;
+- immutable: ``<versioned>-g<VCS_REF>``, only when VCS_REF is set.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from string import Template
+
+from tools.tagconf.errors import CatalogError, UsageError, nearest
+from tools.tagconf.model import ARCH_VAR, VCS_REF_KEY, Catalog, Target
+
+# OCI distribution spec, "tag" production.
+TAG_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+VCS_REF_RE = re.compile(r"[0-9a-f]{7,40}")
+KINDS = ("versioned", "floating", "immutable")
+
+
+@dataclass(frozen=True)
+class ImageTags:
+    """The tags of one target for one arch (arch is None for arch-free)."""
+
+    target: str
+    arch: str | None
+    repository: str
+    versioned: str
+    floating: str
+    immutable: str | None
+
+    def tags(self, kind: str = "all") -> list[str]:
+        """Tags of ``kind`` ("all" or one of KINDS), in KINDS order."""
+        kinds = KINDS if kind == "all" else (kind,)
+        return [t for k in kinds if (t := getattr(self, k)) is not None]
+
+    def refs(self, kind: str = "all", registry: str = "") -> list[str]:
+        """``[registry/]repository:tag`` for each tag of ``kind``."""
+        prefix = f"{registry.rstrip('/')}/" if registry else ""
+        return [f"{prefix}{self.repository}:{t}" for t in self.tags(kind)]
+
+    def to_json(self, registry: str = "") -> dict[str, object]:
+        return {
+            "target": self.target,
+            "arch": self.arch,
+            "repository": self.repository,
+            "versioned": self.versioned,
+            "floating": self.floating,
+            "immutable": self.immutable,
+            "refs": self.refs("all", registry),
+        }
+
+
+def check_vcs_ref(ref: str, where: str = "--vcs-ref") -> str:
+    """Return ``ref`` if it is 7-40 lowercase hex, else raise."""
+    if not VCS_REF_RE.fullmatch(ref):
+        raise UsageError(
+            where,
+            f"bad VCS_REF {ref!r}",
+            "give a 7-40 character lowercase hex git sha, e.g. $(git rev-parse --short HEAD)",
+        )
+    return ref
+
+
+def resolve_values(
+    catalog: Catalog,
+    overrides: Mapping[str, str] | None = None,
+    vcs_ref: str | None = None,
+) -> dict[str, str]:
+    """The catalogue defaults with ``overrides`` applied and checked.
+
+    ``vcs_ref`` (if not None) wins over both. An empty VCS_REF means no
+    immutable tag.
+    """
+    values = dict(catalog.defaults)
+    for key, value in (overrides or {}).items():
+        if key not in values:
+            raise UsageError(f"--set {key}={value}", "unknown key", nearest(key, sorted(values)))
+        values[key] = value
+    if vcs_ref is not None:
+        values[VCS_REF_KEY] = vcs_ref
+    if values[VCS_REF_KEY]:
+        check_vcs_ref(values[VCS_REF_KEY], f"VCS_REF={values[VCS_REF_KEY]}")
+    return values
+
+
+def parse_assignment(text: str) -> tuple[str, str]:
+    """Split ``KEY=VALUE`` (the --set syntax)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise UsageError(f"--set {text}", "expected KEY=VALUE", "e.g. --set PYTORCH_VERSION=2.16.0")
+    return key, value
+
+
+def _check_tag(tag: str, target: Target, values: Mapping[str, str]) -> str:
+    if TAG_RE.fullmatch(tag):
+        return tag
+    used = sorted(set(Template(target.tag).get_identifiers()) - {ARCH_VAR})
+    given = ", ".join(f"{k}={values[k]!r}" for k in used) or "no variables"
+    raise UsageError(
+        f"{target.name}",
+        f"tag {tag!r} is not a valid OCI tag (from {given})",
+        "tags match [A-Za-z0-9_][A-Za-z0-9._-]{0,127}: no '/', ':', '+' or spaces,"
+        " at most 128 characters",
+    )
+
+
+def render_tags(
+    catalog: Catalog, target: Target, arch: str | None, values: Mapping[str, str]
+) -> ImageTags:
+    """All tags of ``target`` for ``arch`` with resolved ``values``."""
+    if target.arch:
+        if arch is None:
+            raise UsageError(target.name, "arch target needs an arch", "pass --arch")
+        catalog.check_arch(arch)
+    else:
+        arch = None
+    env = dict(values)
+    if arch is not None:
+        env[ARCH_VAR] = arch
+    versioned = _check_tag(Template(target.tag).substitute(env), target, values)
+    floating = "latest" + (f"-{arch}" if arch else "") + target.floating_suffix
+    floating = _check_tag(floating, target, values)
+    ref = values.get(VCS_REF_KEY, "")
+    immutable = _check_tag(f"{versioned}-g{ref}", target, values) if ref else None
+    return ImageTags(target.name, arch, target.repository, versioned, floating, immutable)
+
+
+def render_many(
+    catalog: Catalog,
+    targets: Iterable[str],
+    archs: Sequence[str],
+    values: Mapping[str, str],
+) -> list[ImageTags]:
+    """Tags for ``targets`` (catalogue order) by ``archs`` (given order).
+
+    An arch-free target appears once, whatever the number of archs.
+    """
+    wanted = set(targets)
+    out: list[ImageTags] = []
+    for target in catalog.targets:
+        if target.name not in wanted:
+            continue
+        for arch in archs if target.arch else [None]:
+            out.append(render_tags(catalog, target, arch, values))
+    return out
+
+
+def render_all(catalog: Catalog, values: Mapping[str, str]) -> list[ImageTags]:
+    """Every target for every known arch."""
+    return render_many(catalog, catalog.target_names, catalog.archs, values)
+
+
+def check_collisions(images: Iterable[ImageTags], where: str = "") -> None:
+    """Raise if two different images would land on one ``repository:tag``.
+
+    ``where`` (e.g. the catalogue's name) prefixes the error.
+    """
+    owner: dict[str, tuple[str, str | None]] = {}
+    for image in images:
+        for ref in image.refs():
+            me = (image.target, image.arch)
+            other = owner.setdefault(ref, me)
+            if other != me:
+                raise CatalogError(
+                    f"{where}: {ref}" if where else ref,
+                    f"tag collision between {other[0]} ({other[1] or 'no arch'})"
+                    f" and {me[0]} ({me[1] or 'no arch'})",
+                    "give one of them a distinct repository or tag template",
+                )
