@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-COMMANDS = ["tags", "groups", "group", "check", "generate"]
+COMMANDS = ["tags", "groups", "group", "spec", "check", "generate"]
 
 
 def test_binary_prints_the_versioned_table(run_binary):
@@ -77,3 +77,63 @@ def test_generated_starlark_carries_the_catalogue(run, tmp_path):
     assert '"parents": [\n            "pytorch-base",' in text
     # Data only: no functions, no loads.
     assert "def " not in text and "load(" not in text
+
+
+def test_spec_has_build_args_labels_refs_and_cache_ref(run):
+    import json
+
+    result = run(
+        "spec",
+        "--target",
+        "pytorch-test",
+        "--arch",
+        "gfx1201",
+        "--vcs-ref",
+        "0123abc",
+        "--registry",
+        "127.0.0.1:5000/ns",
+        "--cache-registry",
+        "127.0.0.1:5000/cache",
+    )
+    assert result.code == 0, result.err
+    spec = json.loads(result.out)
+    assert spec["build_args"]["PYTORCH_ROCM_ARCH"] == "gfx1201"
+    assert spec["build_args"]["VCS_REF"] == "0123abc"
+    assert spec["stage"] == "test" and spec["dockerfile"] == "docker/Dockerfile.pytorch"
+    assert spec["parents"] == ["pytorch-base", "pytorch-src", "triton-wheel"]
+    assert spec["refs"] == [
+        "127.0.0.1:5000/ns/pytorch:2.15.0-10.1.0-full-gfx1201-test",
+        "127.0.0.1:5000/ns/pytorch:latest-gfx1201-test",
+        "127.0.0.1:5000/ns/pytorch:2.15.0-10.1.0-full-gfx1201-test-g0123abc",
+    ]
+    assert spec["labels"]["org.opencontainers.image.revision"] == "0123abc"
+    assert spec["labels"]["org.rocm-pytorch.image.arch"] == "gfx1201"
+    # pytorch and pytorch-test share the pytorch repository: the stage keeps caches apart
+    assert spec["cache_ref"] == "127.0.0.1:5000/cache/pytorch-cache:test-gfx1201"
+    assert spec["upstream"] == "rocm/dev-ubuntu-26.04:10.1.0-full"
+
+
+def test_spec_of_arch_free_target_has_no_arch_build_arg(run):
+    import json
+
+    spec = json.loads(run("spec", "--target", "triton-wheel", "--arch", "gfx950").out)
+    assert spec["arch"] is None
+    assert "PYTORCH_ROCM_ARCH" not in spec["build_args"]
+    assert spec["cache_ref"] is None
+    assert spec["labels"]["org.rocm-pytorch.image.arch"] == "noarch"
+    assert spec["registry"] == "snoc-strix.fold-leaffish.ts.net:8080/rocm-pytorch"
+
+
+@pytest.mark.parametrize(
+    "argv,fragment",
+    [
+        (["spec", "--target", "pytorh"], "--target pytorh: unknown target"),
+        (["spec", "--target", "pytorch", "--arch", "gfx951"], "--arch gfx951: unknown arch"),
+        (["spec", "--target", "pytorch", "--set", "ROCM_VERSION=a/b"], "is not a valid OCI tag"),
+        (["spec", "--target", "pytorch", "--vcs-ref", "nothex!"], "bad VCS_REF 'nothex!'"),
+    ],
+)
+def test_spec_bad_input(run, argv, fragment):
+    result = run(*argv)
+    assert result.code == 2
+    assert fragment in result.err

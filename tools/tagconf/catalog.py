@@ -82,14 +82,22 @@ class _Validator:
         return value
 
     def catalog(self, data: Mapping[str, Any]) -> Catalog:
-        known_top = {"registry", "defaults", "archs", "targets", "groups"}
+        known_top = {"registry", "source", "defaults", "archs", "targets", "groups"}
         for key in data:
             if key not in known_top:
                 raise self.fail(key, "unknown key", nearest(key, sorted(known_top)))
         registry = self.string(data, "registry", "registry").rstrip("/")
         if not registry:
             raise self.fail("registry", "is empty", 'set registry = "host[:port]/path"')
+        source = self.string(data, "source", "source") if "source" in data else ""
         defaults = self.defaults(self.table(data, "defaults"))
+        for key in ("ROCM_VERSION", "UPSTREAM_IMAGE"):
+            if key not in defaults:
+                raise self.fail(
+                    f"defaults.{key}",
+                    "missing field",
+                    "the upstream image is UPSTREAM_IMAGE:ROCM_VERSION",
+                )
         archs, default_arch = self.archs(self.table(data, "archs"))
         targets = self.targets(data.get("targets"), defaults)
         groups = self.groups(self.table(data, "groups"), [t.name for t in targets])
@@ -101,6 +109,7 @@ class _Validator:
             default_arch=default_arch,
             targets=targets,
             groups=groups,
+            source=source,
         )
 
     def defaults(self, table: Mapping[str, Any]) -> dict[str, str]:

@@ -18,6 +18,7 @@ from tools.tagconf import catalog as catalog_mod
 from tools.tagconf import starlark
 from tools.tagconf.errors import TagconfError, UsageError
 from tools.tagconf.model import Catalog
+from tools.tagconf.spec import image_spec
 from tools.tagconf.tags import (
     KINDS,
     check_collisions,
@@ -128,6 +129,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     group.add_argument("name", help="group name (default, wheels, serving)")
 
+    spec = sub.add_parser(
+        "spec",
+        help="write one image's build spec as JSON",
+        description="Write the build and publish spec of one target and arch"
+        " (tags, refs, build args, labels, cache ref) as JSON. The image rule runs"
+        " this for every image it builds.",
+    )
+    spec.add_argument("--target", required=True, metavar="T", help="catalogue target")
+    spec.add_argument("--arch", metavar="A", help="architecture (ignored for arch-free targets)")
+    spec.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a catalogue default",
+    )
+    spec.add_argument("--vcs-ref", metavar="REF", help="git sha (7-40 lowercase hex)")
+    spec.add_argument("--registry", metavar="R", help="registry/namespace (default: catalogue's)")
+    spec.add_argument(
+        "--cache-registry",
+        default="",
+        metavar="R",
+        help="registry/namespace of the BuildKit cache (default: no cache)",
+    )
+    spec.add_argument("--output", type=Path, help="write here instead of stdout")
+
     for name, text in (
         ("check", "validate the catalogue and fail if targets.bzl is stale"),
         ("generate", "write targets.bzl from the catalogue"),
@@ -175,6 +202,23 @@ def _cmd_tags(args: argparse.Namespace, out) -> int:
         for image in images:
             for ref in image.refs(args.kind, registry):
                 out.write(ref + "\n")
+    return 0
+
+
+def _cmd_spec(args: argparse.Namespace, out) -> int:
+    catalog = _load(args)
+    target = catalog.target(args.target)
+    overrides = dict(parse_assignment(a) for a in args.set)
+    values = resolve_values(catalog, overrides, args.vcs_ref)
+    arch = None
+    if target.arch:
+        arch = catalog.check_arch(args.arch or catalog.default_arch)
+    data = image_spec(catalog, target, arch, values, args.registry, args.cache_registry)
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+    else:
+        out.write(text)
     return 0
 
 
@@ -235,6 +279,7 @@ def _cmd_generate(args: argparse.Namespace, out) -> int:
 
 COMMANDS = {
     "tags": _cmd_tags,
+    "spec": _cmd_spec,
     "groups": _cmd_groups,
     "group": _cmd_group,
     "check": _cmd_check,

@@ -39,6 +39,7 @@ class Catalog:
     default_arch: str
     targets: tuple[Target, ...]
     groups: Mapping[str, tuple[str, ...]]
+    source: str = ""  # org.opencontainers.image.source of every image
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "defaults", MappingProxyType(dict(self.defaults)))

@@ -1,0 +1,150 @@
+"""Checks of the fixture family that need Bazel itself (run by .ci/run).
+
+A test cannot run the Bazel that runs it, so these run after
+`bazel test //tests/...`, against the same output base:
+
+- `--define arch=gfx950,gfx1201` builds the family; a second build executes
+  no action;
+- `bazel aquery` shows one ImageBuild action for each arch-free target
+  whatever the archs, and every ImageBuild action is local and uncached;
+- an unknown `--define arch` fails analysis and lists the known archs;
+- after `bazel clean` and `docker buildx prune -af` the rebuild gives the
+  same manifest digests (reproducible builds).
+
+Prints `PASS: ...`/`FAIL: ...` per check, then `e2e checks: N passed, M failed`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+
+ARCHS = "gfx950,gfx1201"
+FAMILY = "//tests/e2e:all"
+RESULTS: list[tuple[str, bool, str]] = []
+
+
+def bazel(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    cmd = ["bazel", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if check and proc.returncode != 0:
+        sys.stderr.write(proc.stderr[-4000:])
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}")
+    return proc
+
+
+def check(name: str):
+    def wrap(fn):
+        start = time.monotonic()
+        try:
+            detail = fn() or ""
+            RESULTS.append((name, True, detail))
+            print(f"PASS: {name} ({time.monotonic() - start:.1f}s) {detail}", flush=True)
+        except Exception as e:  # a check failing must not stop the others
+            RESULTS.append((name, False, str(e)))
+            print(f"FAIL: {name}: {e}", flush=True)
+        return fn
+
+    return wrap
+
+
+def executed_actions(stderr: str) -> int:
+    """Actions Bazel really ran (its 'N processes: M internal, ...' line)."""
+    m = re.search(r"INFO: (\d+) process(?:es)?: (.*)", stderr)
+    if not m:
+        raise AssertionError("no process summary in Bazel's output")
+    internal = re.search(r"(\d+) internal", m.group(2))
+    return int(m.group(1)) - (int(internal.group(1)) if internal else 0)
+
+
+def digests() -> dict[str, str]:
+    """Manifest digest of every fixture image built for ARCHS."""
+    proc = bazel(
+        "cquery",
+        f"kind(rocm_image_rule, deps({FAMILY}))",
+        f"--define=arch={ARCHS}",
+        "--output=files",
+    )
+    out = {}
+    for path in proc.stdout.split():
+        if path.endswith(".json") and not path.endswith(".spec.json"):
+            try:
+                out[path.rsplit("/", 1)[-1]] = json.load(open(path))["digest"]
+            except FileNotFoundError:
+                pass  # a variant --define arch did not ask for
+    return out
+
+
+BEFORE: dict[str, str] = {}
+
+
+@check("family builds for two archs")
+def _build():
+    bazel("build", FAMILY, f"--define=arch={ARCHS}")
+    BEFORE.update(digests())
+    # 14 arch targets x 2 + 2 arch-free
+    assert len(BEFORE) == 30, f"{len(BEFORE)} images built"
+    return f"{len(BEFORE)} images"
+
+
+@check("second build executes zero actions")
+def _noop():
+    proc = bazel("build", FAMILY, f"--define=arch={ARCHS}")
+    n = executed_actions(proc.stderr)
+    assert n == 0, f"{n} actions executed"
+
+
+@check("aquery: arch-free targets have one build action; docker actions are local")
+def _aquery():
+    proc = bazel(
+        "aquery",
+        "mnemonic(ImageBuild, deps(//tests/e2e:vllm))",
+        f"--define=arch={ARCHS}",
+        "--output=jsonproto",
+    )
+    graph = json.loads(proc.stdout)
+    labels = {t["id"]: t["label"] for t in graph.get("targets", [])}
+    per_label = Counter(labels[a["targetId"]] for a in graph["actions"])
+    assert per_label["//tests/e2e:triton-wheel"] == 1, per_label["//tests/e2e:triton-wheel"]
+    assert per_label["//tests/e2e:pytorch-src"] == 1, per_label["//tests/e2e:pytorch-src"]
+    assert per_label["//tests/e2e:pytorch.gfx950"] == 1
+    for action in graph["actions"]:
+        info = {kv["key"]: kv["value"] for kv in action.get("executionInfo", [])}
+        for key in ("local", "no-remote", "no-remote-cache"):
+            assert key in info, f"{labels[action['targetId']]} lacks {key}"
+    return f"{len(graph['actions'])} ImageBuild actions in the graph, triton-wheel: 1"
+
+
+@check("unknown --define arch fails analysis listing the known archs")
+def _unknown_arch():
+    proc = bazel("build", "--nobuild", "//tests/e2e:pytorch", "--define=arch=gfx951", check=False)
+    assert proc.returncode != 0, "analysis succeeded"
+    want = '--define arch=gfx951: unknown arch "gfx951"; known: gfx90a, gfx942, gfx950,'
+    assert want in proc.stderr, proc.stderr[-2000:]
+
+
+@check("clean rebuild gives byte-identical digests")
+def _reproducible():
+    assert BEFORE, "first build did not run"
+    bazel("clean")
+    subprocess.run(["docker", "buildx", "prune", "-af"], capture_output=True, check=True)
+    bazel("build", FAMILY, f"--define=arch={ARCHS}")
+    after = digests()
+    changed = sorted(k for k in BEFORE if after.get(k) != BEFORE[k])
+    assert not changed, f"digests changed: {changed}"
+    return f"{len(after)} digests equal"
+
+
+def main() -> int:
+    passed = sum(ok for _, ok, _ in RESULTS)
+    failed = len(RESULTS) - passed
+    print(f"e2e checks: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

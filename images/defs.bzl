@@ -1,0 +1,20 @@
+"""Public API of the image family: rules, macros and providers.
+
+Rule bodies live in images/private/; this file only re-exports them.
+"""
+
+load("//images/private:arch_transition.bzl", _NOARCH = "NOARCH")
+load("//images/private:family.bzl", _image_family = "image_family", _image_label = "image_label")
+load("//images/private:image.bzl", _rocm_image_rule = "rocm_image_rule")
+load("//images/private:image_info.bzl", _ImageInfo = "ImageInfo", _ImageSetInfo = "ImageSetInfo")
+load("//images/private:image_set.bzl", _image_set = "image_set")
+load("//images/private:stand_in.bzl", _stand_in_image = "stand_in_image")
+
+ImageInfo = _ImageInfo
+ImageSetInfo = _ImageSetInfo
+NOARCH = _NOARCH
+image_family = _image_family
+image_label = _image_label
+image_set = _image_set
+rocm_image_rule = _rocm_image_rule
+stand_in_image = _stand_in_image

@@ -1,0 +1,77 @@
+"""The arch setting, the transitions that set it, and the one reader of --define arch."""
+
+load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
+
+ARCH_SETTING = str(Label("//images:arch"))
+
+# Value of the arch setting for arch-free targets (pytorch-src, triton-wheel):
+# every arch variant that depends on them lands in this one configuration,
+# so they are built once and shared.
+NOARCH = "noarch"
+
+def _arch_transition_impl(settings, attr):
+    if attr.arch_free:
+        return {ARCH_SETTING: NOARCH}
+    if attr.arch:
+        return {ARCH_SETTING: attr.arch}
+    return {ARCH_SETTING: settings[ARCH_SETTING]}
+
+arch_transition = transition(
+    implementation = _arch_transition_impl,
+    inputs = [ARCH_SETTING],
+    outputs = [ARCH_SETTING],
+)
+
+def current_arch(ctx):
+    """The arch of this configuration (from the `_arch` setting attr), or None if arch-free.
+
+    Args:
+      ctx: rule context with an `_arch` attr pointing at ARCH_SETTING.
+
+    Returns:
+      str or None.
+    """
+    arch = ctx.attr._arch[BuildSettingInfo].value
+    return None if arch == NOARCH else arch
+
+def parse_arch_request(spec, known):
+    """Parse an `--define arch=` value (`A[,B...]`) against the known archs.
+
+    Args:
+      spec: str, e.g. "gfx950,gfx1201".
+      known: list[str], the catalogue's archs.
+
+    Returns:
+      struct(archs = list[str] in the requested order without duplicates,
+             error = str or None).
+    """
+    archs = []
+    for arch in spec.split(","):
+        arch = arch.strip()
+        if arch not in known:
+            return struct(
+                archs = [],
+                error = "--define arch=%s: unknown arch %r; known: %s" % (spec, arch, ", ".join(known)),
+            )
+        if arch not in archs:
+            archs.append(arch)
+    return struct(archs = archs, error = None)
+
+def requested_archs(ctx, known, default):
+    """The archs `--define arch=A[,B...]` asks for, validated; `default` without it.
+
+    This is the only reader of `--define arch`: transitions cannot read
+    `--define` in Bazel 7, so group, set and push rules call this at analysis.
+
+    Args:
+      ctx: any rule context.
+      known: list[str], the catalogue's archs.
+      default: str, the catalogue's default arch.
+
+    Returns:
+      list[str] in the requested order, without duplicates.
+    """
+    request = parse_arch_request(ctx.var.get("arch", default), known)
+    if request.error:
+        fail(request.error)
+    return request.archs

@@ -1,0 +1,118 @@
+"""Implementation of image_family: the targets of one catalogue, as Bazel targets."""
+
+load(":image.bzl", "rocm_image_rule")
+load(":image_set.bzl", "image_set")
+
+def image_label(name, arch = None):
+    """The label name of catalogue target `name` for `arch` ('pytorch.gfx950', 'triton-wheel').
+
+    Args:
+      name: str, catalogue target name.
+      arch: str or None; None for arch-free targets.
+
+    Returns:
+      str, a target name in the family's package.
+    """
+    return "%s.%s" % (name, arch) if arch else name
+
+def dockerfile_label(path, dockerfile_dir = None):
+    """The label of a repository-relative Dockerfile path ('docker/Dockerfile.base').
+
+    Args:
+      path: str, the catalogue's `dockerfile`.
+      dockerfile_dir: str or None; if set, the same file name in this package.
+
+    Returns:
+      str, e.g. '//docker:Dockerfile.base'.
+    """
+    package, _, name = path.rpartition("/")
+    return "//%s:%s" % (dockerfile_dir or package, name)
+
+def image_family(
+        catalog,
+        targets,
+        archs,
+        default_arch,
+        defaults,
+        srcs = [],
+        upstream = None,
+        network = "host",
+        dockerfile_dir = None,
+        manual = True,
+        tags = [],
+        visibility = None):
+    """Declares every image of a catalogue: one per target and arch, plus the selectors.
+
+    For each arch target `T` and each arch `A` it creates `T.A` (pinned to A;
+    its parents are the `.A` variants of its catalogue parents, or the
+    arch-free parent itself) and `T` (an `image_set` that builds the variants
+    `--define arch=A[,B...]` asks for). An arch-free target `T` is just `T`,
+    built once in the noarch configuration and shared by every arch variant.
+
+    Args:
+      catalog: label of the catalogue TOML.
+      targets: the `TARGETS` dict of the generated targets.bzl.
+      archs: the `ARCHS` list of targets.bzl.
+      default_arch: the `DEFAULT_ARCH` of targets.bzl.
+      defaults: the `DEFAULTS` dict of targets.bzl (its keys are --define-able).
+      srcs: files the Dockerfiles COPY (scripts), for every image.
+      upstream: optional label of a stand-in for the upstream image.
+      network: `--network` for RUN steps ('host' or 'none').
+      dockerfile_dir: build every target from the same-named Dockerfile in
+        this package instead (the e2e fixture family: the real catalogue,
+        tiny Dockerfiles).
+      manual: tag the selectable targets (`T`) `manual` too (the real family:
+        `//...` never starts a multi-GB build by accident). Pinned `T.A`
+        targets are always manual.
+      tags: extra tags for every target (e.g. ['local']).
+      visibility: visibility of every target.
+    """
+    selectable_tags = tags + (["manual"] if manual else [])
+    common = dict(
+        catalog = catalog,
+        srcs = srcs,
+        upstream = upstream,
+        network = network,
+        value_keys = list(defaults.keys()),
+        visibility = visibility,
+    )
+    for name, t in targets.items():
+        def parents_for(arch):
+            return [
+                ":" + image_label(p, arch if targets[p]["arch"] else None)
+                for p in t["parents"]
+            ]
+
+        if not t["arch"]:
+            rocm_image_rule(
+                name = name,
+                target = name,
+                repository = t["repository"],
+                arch_free = True,
+                dockerfile = dockerfile_label(t["dockerfile"], dockerfile_dir),
+                parents = parents_for(None),
+                tags = selectable_tags,
+                **common
+            )
+            continue
+        for arch in archs:
+            rocm_image_rule(
+                name = image_label(name, arch),
+                target = name,
+                repository = t["repository"],
+                arch = arch,
+                dockerfile = dockerfile_label(t["dockerfile"], dockerfile_dir),
+                parents = parents_for(arch),
+                # Always manual: `:all` must not build all nine archs; the
+                # image_set below builds the ones --define arch asks for.
+                tags = tags + ["manual"],
+                **common
+            )
+        image_set(
+            name = name,
+            images = [":" + image_label(name, arch) for arch in archs],
+            archs = archs,
+            default_arch = default_arch,
+            tags = selectable_tags,
+            visibility = visibility,
+        )

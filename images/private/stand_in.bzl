@@ -1,0 +1,56 @@
+"""Implementation of stand_in_image: a local image that stands in for the upstream one."""
+
+load(":image.bzl", "build_action")
+load(":image_info.bzl", "ImageInfo")
+
+_DOC = """Builds a Dockerfile with no catalogue entry into an OCI layout.
+
+Nothing can be pulled on hermetic hosts, so tests build the upstream image
+(`UPSTREAM_IMAGE:ROCM_VERSION`) themselves, e.g. FROM scratch with a static
+busybox, and give it to `image_family(upstream = ...)`. It uses the same
+ImageBuild action as the catalogue images; it just has no tags.
+"""
+
+def _stand_in_impl(ctx):
+    spec = ctx.actions.declare_file(ctx.label.name + ".spec.json")
+    ctx.actions.write(spec, json.encode({
+        "arch": None,
+        "build_args": {},
+        "cache_ref": None,
+        "labels": {},
+        "parents": [],
+        "stage": ctx.attr.stage,
+        "target": ctx.label.name,
+    }))
+    layout, metadata = build_action(ctx, spec, "stand-in", parents = [], upstream = None)
+    return [
+        DefaultInfo(files = depset([layout, metadata])),
+        ImageInfo(
+            layout = layout,
+            metadata = metadata,
+            spec = spec,
+            target = ctx.label.name,
+            arch = None,
+            repository = ctx.label.name,
+        ),
+    ]
+
+stand_in_image = rule(
+    implementation = _stand_in_impl,
+    doc = _DOC,
+    attrs = {
+        "context_files": attr.string_dict(
+            doc = "Build-context files from the host: {context path: absolute host path}.",
+        ),
+        "dockerfile": attr.label(doc = "The Dockerfile.", allow_single_file = True, mandatory = True),
+        "network": attr.string(doc = "`--network` for RUN steps.", default = "none", values = ["host", "none"]),
+        "srcs": attr.label_list(doc = "Files the Dockerfile COPYs.", allow_files = True),
+        "stage": attr.string(doc = "Stage to build; empty: the last one."),
+        "_builder": attr.label(
+            default = Label("//tools/imagebuild"),
+            executable = True,
+            cfg = "exec",
+        ),
+    },
+    provides = [ImageInfo],
+)

@@ -1,0 +1,180 @@
+"""End-to-end: the fixture family built by the real rules with real BuildKit.
+
+The images are data of this test, so `bazel test` builds them (for the two
+archs in E2E_ARCHS) before it runs; each case reads the OCI layouts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.layouts import Layout, e2e_archs, image_name
+from tools.tagconf import catalog as catalog_mod
+from tools.tagconf.tags import render_tags, resolve_values
+
+CATALOG = catalog_mod.load("images/catalog.toml")
+VALUES = resolve_values(CATALOG)
+ARCHS = e2e_archs()
+
+# Which image each target's final stage is FROM (wheel stages are FROM scratch).
+FROM_PARENT = {
+    "pytorch-base": "rocm-runtime",
+    "pytorch": "pytorch-base",
+    "pytorch-test": "pytorch-base",
+    "pytorch-run": "rocm-runtime",
+    "vllm": "pytorch-run",
+    "lmcache": "vllm",
+}
+
+
+def images():
+    """(target, arch or None) of every image the test builds."""
+    for t in CATALOG.targets:
+        for arch in ARCHS if t.arch else [None]:
+            yield t, arch
+
+
+IMAGES = list(images())
+IDS = [image_name(t.name, a) for t, a in IMAGES]
+
+
+def layout(target: str, arch: str | None) -> Layout:
+    return Layout(image_name(target, arch if CATALOG.target(target).arch else None))
+
+
+def test_family_has_every_target_for_both_archs():
+    # should build 14 arch targets x 2 archs + 2 arch-free targets
+    assert len(IMAGES) == 14 * len(ARCHS) + 2
+    assert ARCHS == ["gfx950", "gfx1201"]
+
+
+@pytest.mark.parametrize("target,arch", IMAGES, ids=IDS)
+def test_layout_is_a_valid_oci_layout_with_the_recorded_digest(target, arch):
+    image = layout(target.name, arch)
+    # should be a spec-conformant layout whose blobs match their descriptors
+    image.verify()
+    # should record the manifest digest that index.json names
+    assert image.metadata["digest"] == image.index["manifests"][0]["digest"]
+    assert image.metadata["target"] == target.name
+    assert image.metadata["arch"] == arch
+
+
+@pytest.mark.parametrize("target,arch", IMAGES, ids=IDS)
+def test_labels_and_tags_come_from_tagconf(target, arch):
+    image = layout(target.name, arch)
+    tags = render_tags(CATALOG, target, arch, VALUES)
+    labels = image.config["config"]["Labels"]
+    # should carry the OCI version label and our target/arch labels
+    assert labels["org.opencontainers.image.version"] == tags.versioned
+    assert labels["org.opencontainers.image.title"] == target.repository
+    assert labels["org.rocm-pytorch.image.target"] == target.name
+    assert labels["org.rocm-pytorch.image.arch"] == (arch or "noarch")
+    assert labels["org.opencontainers.image.source"] == CATALOG.source
+    # should not claim a revision: no VCS_REF in this build
+    assert "org.opencontainers.image.revision" not in labels
+    # should record exactly tagconf's tags for the push tool
+    assert image.metadata["tags"] == {
+        "versioned": tags.versioned,
+        "floating": tags.floating,
+        "immutable": None,
+    }
+
+
+@pytest.mark.parametrize("child,parent", sorted(FROM_PARENT.items()))
+@pytest.mark.parametrize("arch", ARCHS)
+def test_child_layers_start_with_its_parent_layers(child, parent, arch):
+    child_layers = layout(child, arch).layers
+    parent_layers = layout(parent, arch).layers
+    # should reuse the parent artifact itself, layer for layer
+    assert child_layers[: len(parent_layers)] == parent_layers
+    assert len(child_layers) > len(parent_layers)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_runtime_contains_the_torch_wheel_of_pytorch_wheel(arch):
+    wheel = layout("pytorch-wheel", arch).glob("/wheels/torch-", ".whl")
+    runtime = layout("pytorch-run", arch).glob("/opt/wheels/torch-", ".whl")
+    # should hold one torch wheel for this arch, the same bytes in both
+    assert len(wheel) == 1
+    ((path, data),) = wheel.items()
+    assert f".{arch}-py3-none-any.whl" in path
+    assert list(runtime.values()) == [data]
+    # should have installed it
+    init = layout("pytorch-run", arch).files["/usr/lib/python/site-packages/torch/__init__.py"]
+    assert f"'arch': '{arch}'" in init.decode()
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_arch_reaches_the_build_as_pytorch_rocm_arch(arch):
+    files = layout("rocm-runtime", arch).files
+    # should keep the kernels of this arch only
+    kernels = [f for f in files if f.startswith("/opt/rocm/lib/kernels-")]
+    assert kernels == [f"/opt/rocm/lib/kernels-{arch}.dat"]
+
+
+@pytest.mark.parametrize("shared", ["triton-wheel", "pytorch-src"])
+def test_arch_free_targets_are_built_once_and_shared(shared):
+    digest = Layout(shared).metadata["digest"]
+    # should feed every arch variant the one noarch build
+    for arch in ARCHS:
+        assert layout("pytorch", arch).metadata["parents"][shared] == digest
+    assert Layout(shared).metadata["arch"] is None
+
+
+@pytest.mark.parametrize("target", [t.name for t in CATALOG.targets if t.stage == "wheel"])
+def test_wheel_images_hold_only_wheels(target):
+    for arch in ARCHS:
+        files = layout(target, arch).files
+        # should hold exactly one wheel and nothing else
+        assert len(files) == 1, sorted(files)
+        (path,) = files
+        assert path.startswith("/wheels/") and path.endswith("-py3-none-any.whl")
+
+
+def test_pytorch_test_ran_its_smoke_test():
+    for arch in ARCHS:
+        report = layout("pytorch-test", arch).files["/fixture/pytorch-test.txt"].decode()
+        assert report == f"target=pytorch-test arch={arch} smoke=ok\n"
+
+
+def test_wrong_dockerfile_stage_fails_naming_target_arch_and_dockerfile(tmp_path):
+    spec = tmp_path / "spec.json"
+    spec.write_text(
+        json.dumps(
+            {
+                "target": "rocm-runtime",
+                "arch": "gfx950",
+                "stage": "no-such-stage",
+                "build_args": {},
+                "labels": {},
+            }
+        )
+    )
+    cmd = [
+        os.environ["IMAGEBUILD_BIN"],
+        "--spec",
+        str(spec),
+        "--dockerfile",
+        "tests/e2e/docker/Dockerfile.base",
+        "--network",
+        "none",
+        "--output",
+        str(tmp_path / "out"),
+        "--metadata",
+        str(tmp_path / "out.json"),
+    ]
+    (tmp_path / "out").mkdir()
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    # should fail, name the target, arch, Dockerfile and stage, and show BuildKit's log
+    assert proc.returncode == 1
+    assert (
+        "imagebuild: error: image build failed: target rocm-runtime, arch gfx950,"
+        " tests/e2e/docker/Dockerfile.base stage no-such-stage" in proc.stderr
+    )
+    assert 'target stage "no-such-stage" could not be found' in proc.stderr
+    assert not Path(tmp_path / "out.json").exists()

@@ -1,0 +1,78 @@
+"""Image build specs: everything one image build needs, as JSON-ready data.
+
+The image rule runs `tagconf spec` once per target and arch; the build tool
+and the push tool read the result and derive nothing themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from tools.tagconf.model import VCS_REF_KEY, Catalog, Target
+from tools.tagconf.tags import render_tags
+
+# Build arg that carries the GPU architecture to the Dockerfiles.
+ARCH_BUILD_ARG = "PYTORCH_ROCM_ARCH"
+# rocm-pytorch's own label namespace (next to the OCI standard labels).
+LABEL_PREFIX = "org.rocm-pytorch.image"
+NOARCH = "noarch"
+
+
+def upstream_ref(values: Mapping[str, str]) -> str:
+    """The upstream image reference: UPSTREAM_IMAGE tagged with ROCM_VERSION."""
+    return f"{values['UPSTREAM_IMAGE']}:{values['ROCM_VERSION']}"
+
+
+def cache_ref(cache_registry: str, target: Target, arch: str | None) -> str:
+    """BuildKit cache reference: `<registry>/<repository>-cache:<stage>-<arch>`.
+
+    The stage is in the tag because pytorch and pytorch-test share a
+    repository; arch-free targets use `noarch`.
+    """
+    registry = cache_registry.rstrip("/")
+    return f"{registry}/{target.repository}-cache:{target.stage}-{arch or NOARCH}"
+
+
+def image_spec(
+    catalog: Catalog,
+    target: Target,
+    arch: str | None,
+    values: Mapping[str, str],
+    registry: str | None = None,
+    cache_registry: str = "",
+) -> dict[str, object]:
+    """The build and publish spec of ``target`` for ``arch``."""
+    tags = render_tags(catalog, target, arch, values)
+    registry = catalog.registry if registry is None else registry.rstrip("/")
+    build_args = dict(values)
+    if tags.arch:
+        build_args[ARCH_BUILD_ARG] = tags.arch
+    labels = {
+        "org.opencontainers.image.title": target.repository,
+        "org.opencontainers.image.version": tags.versioned,
+        f"{LABEL_PREFIX}.target": target.name,
+        f"{LABEL_PREFIX}.arch": tags.arch or NOARCH,
+    }
+    if values.get(VCS_REF_KEY):
+        labels["org.opencontainers.image.revision"] = values[VCS_REF_KEY]
+    if catalog.source:
+        labels["org.opencontainers.image.source"] = catalog.source
+    return {
+        "target": target.name,
+        "arch": tags.arch,
+        "repository": target.repository,
+        "registry": registry,
+        "dockerfile": target.dockerfile,
+        "stage": target.stage,
+        "parents": list(target.parents),
+        "tags": {
+            "versioned": tags.versioned,
+            "floating": tags.floating,
+            "immutable": tags.immutable,
+        },
+        "refs": tags.refs("all", registry),
+        "build_args": build_args,
+        "labels": labels,
+        "upstream": upstream_ref(values),
+        "cache_ref": cache_ref(cache_registry, target, tags.arch) if cache_registry else None,
+    }
