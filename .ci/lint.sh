@@ -19,7 +19,7 @@ fi
 ruff="$cache/venv/bin/ruff"
 starlark=$(git ls-files '*.bzl' '*.bazel' 'BUILD' 'MODULE.bazel' | tr '\n' ' ')
 if [ "${1:-}" = "--fix" ]; then
-  "$ruff" check --fix .
+  "$ruff" check --fix . || true
   "$ruff" format .
   # shellcheck disable=SC2086
   "$buildifier" -lint=fix -mode=fix $starlark

@@ -29,6 +29,7 @@ def dockerfile_label(path, dockerfile_dir = None):
     return "//%s:%s" % (dockerfile_dir or package, name)
 
 def image_family(
+        name,
         catalog,
         targets,
         archs,
@@ -49,7 +50,13 @@ def image_family(
     `--define arch=A[,B...]` asks for). An arch-free target `T` is just `T`,
     built once in the noarch configuration and shared by every arch variant.
 
+    `name` itself is a filegroup of every image's spec JSON (tagconf's tags,
+    build args and labels for the requested archs): building it renders the
+    whole family's plan without running Docker, and analysing it analyses
+    every image target.
+
     Args:
+      name: the family's spec filegroup.
       catalog: label of the catalogue TOML.
       targets: the `TARGETS` dict of the generated targets.bzl.
       archs: the `ARCHS` list of targets.bzl.
@@ -68,6 +75,13 @@ def image_family(
       visibility: visibility of every target.
     """
     selectable_tags = tags + (["manual"] if manual else [])
+    native.filegroup(
+        name = name,
+        srcs = [":" + t for t in targets],
+        output_group = "spec",
+        tags = tags,
+        visibility = visibility,
+    )
     common = dict(
         catalog = catalog,
         srcs = srcs,

@@ -1,6 +1,7 @@
 """Analysis tests of the image rule, the arch transition and image_set."""
 
 load("@bazel_skylib//lib:unittest.bzl", "analysistest", "asserts", "unittest")
+load("//images:defs.bzl", "ImageInfo", "ImageSetInfo")
 
 # buildifier: disable=bzl-visibility
 load("//images/private:arch_transition.bzl", "parse_arch_request")
@@ -10,7 +11,6 @@ load("//images/private:family.bzl", "dockerfile_label", "image_label")
 
 # buildifier: disable=bzl-visibility
 load("//images/private:image.bzl", "spec_arguments")
-load("//images:defs.bzl", "ImageInfo", "ImageSetInfo")
 
 def _action(env, mnemonic):
     actions = [a for a in analysistest.target_actions(env) if a.mnemonic == mnemonic]
