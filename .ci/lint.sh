@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # lint.sh - ruff (check + format) and buildifier (lint + format) over the tree.
-# Installs pinned versions into .ci/.cache on first use (PyPI and npm).
+# Installs pinned versions on first use (PyPI and npm) into a cache outside
+# the clone, so a second CI run on the same machine starts at once.
 #   .ci/lint.sh          check only (what CI runs)
 #   .ci/lint.sh --fix    rewrite files in place
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUFF_VERSION=0.17.6
 BUILDIFIER_VERSION=8.2.1
-cache=.ci/.cache
+cache=${ROCM_PYTORCH_LINT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rocm-pytorch-images/lint}
 if [ ! -x "$cache/venv/bin/ruff" ] || ! "$cache/venv/bin/ruff" --version | grep -q " $RUFF_VERSION\$"; then
   python3 -m venv "$cache/venv"
   "$cache/venv/bin/pip" install -q "ruff==$RUFF_VERSION"
