@@ -2,6 +2,7 @@
 
 load(":image.bzl", "rocm_image_rule")
 load(":image_set.bzl", "image_set")
+load(":push.bzl", "image_plan", "image_push")
 
 def image_label(name, arch = None):
     """The label name of catalogue target `name` for `arch` ('pytorch.gfx950', 'triton-wheel').
@@ -35,6 +36,7 @@ def image_family(
         archs,
         default_arch,
         defaults,
+        groups = {},
         srcs = [],
         upstream = None,
         network = "host",
@@ -43,6 +45,9 @@ def image_family(
         tags = [],
         visibility = None):
     """Declares every image of a catalogue: one per target and arch, plus the selectors.
+
+    Every target `T` also gets `T.push` and `T.push.plan`, and every group
+    `G` gets `push_G` and `push_G.plan` (see image_push, image_plan).
 
     For each arch target `T` and each arch `A` it creates `T.A` (pinned to A;
     its parents are the `.A` variants of its catalogue parents, or the
@@ -62,6 +67,8 @@ def image_family(
       archs: the `ARCHS` list of targets.bzl.
       default_arch: the `DEFAULT_ARCH` of targets.bzl.
       defaults: the `DEFAULTS` dict of targets.bzl (its keys are --define-able).
+      groups: the `GROUPS` dict of targets.bzl: `push_<group>` pushes its
+        members (and `push_<group>.plan` prints the tags).
       srcs: files the Dockerfiles COPY (scripts), for every image.
       upstream: optional label of a stand-in for the upstream image.
       network: `--network` for RUN steps ('host' or 'none').
@@ -130,3 +137,19 @@ def image_family(
             tags = selectable_tags,
             visibility = visibility,
         )
+
+    for name in targets:
+        _push_pair(name + ".push", [":" + name], selectable_tags, visibility)
+    for group, members in groups.items():
+        _push_pair("push_" + group, [":" + m for m in members], selectable_tags, visibility)
+
+def _push_pair(name, images, tags, visibility):
+    image_push(name = name, images = images, tags = tags, visibility = visibility)
+
+    # The plan never builds an image, so it is never manual.
+    image_plan(
+        name = name + ".plan",
+        images = images,
+        tags = [t for t in tags if t != "manual"],
+        visibility = visibility,
+    )

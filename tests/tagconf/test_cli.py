@@ -109,7 +109,10 @@ def test_spec_has_build_args_labels_refs_and_cache_ref(run):
     assert spec["labels"]["org.opencontainers.image.revision"] == "0123abc"
     assert spec["labels"]["org.rocm-pytorch.image.arch"] == "gfx1201"
     # pytorch and pytorch-test share the pytorch repository: the stage keeps caches apart
-    assert spec["cache_ref"] == "127.0.0.1:5000/cache/pytorch-cache:test-gfx1201"
+    assert (
+        spec["cache_ref"]
+        == "127.0.0.1:5000/cache/pytorch-cache:test_gfx1201_2.15.0-10.1.0-full-gfx1201-test"
+    )
     assert spec["upstream"] == "rocm/dev-ubuntu-26.04:10.1.0-full"
 
 

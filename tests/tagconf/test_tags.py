@@ -157,3 +157,54 @@ def test_json_output(run):
     triton = data[1]
     assert triton["arch"] is None and triton["floating"] == "latest"
     assert triton["refs"] == ["triton-wheel:3.9.0-10.1.0-full", "triton-wheel:latest"]
+
+
+@pytest.mark.parametrize(
+    "repository,tag,target,arch,kind",
+    [
+        ("pytorch", "2.15.0-10.1.0-full-gfx950", "pytorch", "gfx950", "versioned"),
+        ("pytorch", "2.16.1-10.2.0-gfx1201", "pytorch", "gfx1201", "versioned"),
+        ("pytorch", "2.15.0-10.1.0-full-gfx950-test", "pytorch-test", "gfx950", "versioned"),
+        ("pytorch", "latest-gfx950", "pytorch", "gfx950", "floating"),
+        ("pytorch", "latest-gfx950-test", "pytorch-test", "gfx950", "floating"),
+        ("pytorch", "2.15.0-10.1.0-full-gfx950-gabcdef0", "pytorch", "gfx950", "immutable"),
+        (
+            "pytorch",
+            "2.15.0-10.1.0-full-gfx950-test-gabcdef0",
+            "pytorch-test",
+            "gfx950",
+            "immutable",
+        ),
+        ("triton-wheel", "3.9.0-10.1.0-full", "triton-wheel", None, "versioned"),
+        ("triton-wheel", "3.9.0-10.1.0-full-g0123456", "triton-wheel", None, "immutable"),
+        ("triton-wheel", "latest", "triton-wheel", None, "floating"),
+        ("base", "10.1.0-full-3.14-gfx942", "pytorch-base", "gfx942", "versioned"),
+        ("runtime", "latest-gfx90a", "pytorch-run", "gfx90a", "floating"),
+    ],
+)
+def test_parse_tag_finds_target_arch_and_kind(catalog, repository, tag, target, arch, kind):
+    from tools.tagconf.tags import parse_tag
+
+    parsed = parse_tag(catalog, repository, tag)
+    assert parsed is not None
+    assert (parsed.target, parsed.arch, parsed.kind) == (target, arch, kind)
+
+
+@pytest.mark.parametrize(
+    "repository,tag",
+    [("pytorch", "latest"), ("pytorch", "2.15.0-gfx999"), ("nope", "latest"), ("base", "x")],
+)
+def test_parse_tag_rejects_foreign_tags(catalog, repository, tag):
+    from tools.tagconf.tags import parse_tag
+
+    assert parse_tag(catalog, repository, tag) is None
+
+
+def test_parse_tag_round_trips_every_rendered_tag(catalog):
+    from tools.tagconf.tags import parse_tag
+
+    values = resolve_values(catalog, vcs_ref="0123abc")
+    for image in render_all(catalog, values):
+        for kind in ("versioned", "floating", "immutable"):
+            parsed = parse_tag(catalog, image.repository, getattr(image, kind))
+            assert (parsed.target, parsed.arch, parsed.kind) == (image.target, image.arch, kind)

@@ -23,14 +23,21 @@ def upstream_ref(values: Mapping[str, str]) -> str:
     return f"{values['UPSTREAM_IMAGE']}:{values['ROCM_VERSION']}"
 
 
-def cache_ref(cache_registry: str, target: Target, arch: str | None) -> str:
-    """BuildKit cache reference: `<registry>/<repository>-cache:<stage>-<arch>`.
+def cache_ref(cache_registry: str, target: Target, arch: str | None, versioned: str) -> str:
+    """BuildKit cache reference: `<registry>/<repository>-cache:<stage>_<arch>_<versioned>`.
 
     The stage is in the tag because pytorch and pytorch-test share a
-    repository; arch-free targets use `noarch`.
+    repository; arch-free targets use `noarch`. `_` never occurs in stage
+    or arch names, so `prune-cache` groups tags by `<stage>_<arch>` and keeps
+    the newest N versions of each.
     """
     registry = cache_registry.rstrip("/")
-    return f"{registry}/{target.repository}-cache:{target.stage}-{arch or NOARCH}"
+    return f"{registry}/{target.repository}-cache:{cache_group(target.stage, arch)}_{versioned}"
+
+
+def cache_group(stage: str, arch: str | None) -> str:
+    """The `<stage>_<arch>` prefix that groups one image's cache tags."""
+    return f"{stage}_{arch or NOARCH}"
 
 
 def image_spec(
@@ -74,5 +81,7 @@ def image_spec(
         "build_args": build_args,
         "labels": labels,
         "upstream": upstream_ref(values),
-        "cache_ref": cache_ref(cache_registry, target, tags.arch) if cache_registry else None,
+        "cache_ref": (
+            cache_ref(cache_registry, target, tags.arch, tags.versioned) if cache_registry else None
+        ),
     }

@@ -176,3 +176,55 @@ def check_collisions(images: Iterable[ImageTags], where: str = "") -> None:
                     f" and {me[0]} ({me[1] or 'no arch'})",
                     "give one of them a distinct repository or tag template",
                 )
+
+
+@dataclass(frozen=True)
+class ParsedTag:
+    """What a published tag says about its image, parsed back by the tag rules."""
+
+    target: str
+    arch: str | None
+    kind: str  # one of KINDS
+    values: dict[str, str]
+
+
+def _template_regex(template: str) -> str:
+    out, pos = [], 0
+    for m in re.finditer(r"\$\{(\w+)\}", template):
+        out.append(re.escape(template[pos : m.start()]))
+        name = m.group(1)
+        out.append(
+            f"(?P<{name}>gfx[0-9a-z]+)" if name == ARCH_VAR else f"(?P<{name}>[A-Za-z0-9_.-]+?)"
+        )
+        pos = m.end()
+    out.append(re.escape(template[pos:]))
+    return "".join(out)
+
+
+def parse_tag(catalog: Catalog, repository: str, tag: str) -> ParsedTag | None:
+    """The target, arch and kind of ``repository:tag``, or None if no rule made it.
+
+    Works for any versions (not just the catalogue defaults): the versioned
+    template is matched with each variable as a wildcard.
+    """
+    for target in catalog.targets:
+        if target.repository != repository:
+            continue
+        versioned = _template_regex(target.tag)
+        arch_part = r"-(?P<ARCH>gfx[0-9a-z]+)" if target.arch else ""
+        floating = "latest" + arch_part + re.escape(target.floating_suffix)
+        # Most specific first: "latest-gfx950" would also fit "${ROCM_VERSION}-${ARCH}".
+        for kind, pattern in (
+            ("floating", floating),
+            ("immutable", versioned + r"-g(?P<VCS_REF>[0-9a-f]{7,40})"),
+            ("versioned", versioned),
+        ):
+            m = re.fullmatch(pattern, tag)
+            if not m:
+                continue
+            values = {k: v for k, v in m.groupdict().items() if v is not None}
+            arch = values.pop(ARCH_VAR, None)
+            if target.arch and arch not in catalog.archs:
+                continue
+            return ParsedTag(target.name, arch, kind, values)
+    return None

@@ -1,0 +1,273 @@
+"""A small OCI distribution-spec client on httpx, with retries and counters.
+
+Only what pushing, listing and pruning need: blob HEAD/mount/upload,
+manifest HEAD/GET/PUT/DELETE, tags/list and _catalog with pagination.
+Transient failures (5xx, 429, dropped connections, timeouts) are retried
+with exponential backoff (tenacity), honouring Retry-After.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urljoin
+
+import httpx
+from tenacity import (
+    RetryCallState,
+    retry,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
+
+from tools.registry.auth import RegistryAuth, credentials_for
+from tools.registry.errors import RegistryError, RetryableStatus
+
+MANIFEST_TYPES = ", ".join(
+    [
+        "application/vnd.oci.image.manifest.v1+json",
+        "application/vnd.oci.image.index.v1+json",
+        "application/vnd.docker.distribution.manifest.v2+json",
+        "application/vnd.docker.distribution.manifest.list.v2+json",
+    ]
+)
+CHUNK = 1 << 20
+
+
+def is_loopback(host: str) -> bool:
+    name = host.rsplit(":", 1)[0].strip("[]") if host.count(":") <= 1 else host.strip("[]")
+    if host.startswith("["):
+        name = host[1:].split("]", 1)[0]
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def split_registry(registry: str) -> tuple[str, str]:
+    """'host:port/ns/sub' -> ('host:port', 'ns/sub')."""
+    host, _, namespace = registry.strip("/").partition("/")
+    if not host:
+        raise RegistryError(f"registry {registry!r}: want HOST[:PORT][/NAMESPACE]")
+    return host, namespace
+
+
+@dataclass
+class Stats:
+    requests: int = 0
+    uploaded_blobs: int = 0
+    uploaded_bytes: int = 0
+    mounted_blobs: int = 0
+    retries: int = 0
+    by_method: dict[str, int] = field(default_factory=dict)
+
+
+class RegistryClient:
+    """One registry host. ``insecure`` allows plain HTTP beyond loopback."""
+
+    def __init__(
+        self,
+        host: str,
+        *,
+        insecure: bool = False,
+        ca_file: Path | None = None,
+        retries: int = 5,
+        backoff: float = 0.5,
+        timeout: float = 60.0,
+        log: Callable[[str], None] = lambda _msg: None,
+    ) -> None:
+        self.host = host
+        plain = insecure or is_loopback(host)
+        self.base = f"{'http' if plain else 'https'}://{host}"
+        verify: bool | str = str(ca_file) if ca_file else True
+        self.http = httpx.Client(
+            auth=RegistryAuth(host, credentials_for(host)),
+            verify=verify,
+            timeout=httpx.Timeout(timeout, connect=10.0),
+            follow_redirects=True,
+        )
+        self.stats = Stats()
+        self.log = log
+        self._retry = retry(
+            reraise=True,
+            retry=retry_if_exception_type((RetryableStatus, httpx.TransportError)),
+            stop=stop_after_attempt(retries + 1),
+            wait=self._wait(backoff),
+            before_sleep=self._before_sleep,
+        )
+
+    def close(self) -> None:
+        self.http.close()
+
+    # -- plumbing -------------------------------------------------------------
+
+    @staticmethod
+    def _wait(backoff: float):
+        exponential = wait_exponential(multiplier=backoff, max=30)
+
+        def wait(state: RetryCallState) -> float:
+            error = state.outcome.exception() if state.outcome else None
+            if isinstance(error, RetryableStatus) and error.retry_after is not None:
+                return min(error.retry_after, 60.0)
+            return exponential(state)
+
+        return wait
+
+    def _before_sleep(self, state: RetryCallState) -> None:
+        self.stats.retries += 1
+        error = state.outcome.exception() if state.outcome else None
+        self.log(f"  retry {state.attempt_number}: {error}")
+
+    def _send(self, method: str, url: str, **kwargs) -> httpx.Response:
+        self.stats.requests += 1
+        self.stats.by_method[method] = self.stats.by_method.get(method, 0) + 1
+        try:
+            response = self.http.request(method, url, **kwargs)
+        except httpx.ConnectError as e:
+            if "CERTIFICATE_VERIFY_FAILED" in str(e):  # retrying cannot help
+                raise RegistryError(
+                    f"{method} {url}: TLS certificate not trusted ({e}); pass --ca-file"
+                    " with the registry's CA, or SSL_CERT_FILE"
+                ) from None
+            raise httpx.ConnectError(f"{method} {url}: {e or type(e).__name__}") from e
+        except httpx.TransportError as e:
+            raise type(e)(f"{method} {url}: {e or type(e).__name__}") from e
+        except Exception as e:  # TLS failures etc. surface as ConnectError above
+            raise RegistryError(f"{method} {url}: {e}") from None
+        if response.status_code == 429 or response.status_code >= 500:
+            retry_after = response.headers.get("Retry-After")
+            raise RetryableStatus(
+                f"{method} {url}: HTTP {response.status_code}",
+                float(retry_after) if retry_after and retry_after.isdigit() else None,
+            )
+        return response
+
+    def request(self, method: str, path: str, **kwargs) -> httpx.Response:
+        url = path if path.startswith("http") else f"{self.base}{path}"
+        try:
+            return self._retry(self._send)(method, url, **kwargs)
+        except httpx.TransportError as e:
+            raise RegistryError(f"{e} (gave up after retries)") from None
+
+    def _check(self, response: httpx.Response, what: str, ok: tuple[int, ...]) -> None:
+        if response.status_code in ok:
+            return
+        if response.status_code == 401:
+            raise RegistryError(
+                f"{what}: HTTP 401 unauthorized at {self.host}; run `docker login {self.host}`"
+                " (credentials are read from $DOCKER_CONFIG/config.json)"
+            )
+        if response.status_code == 403:
+            raise RegistryError(f"{what}: HTTP 403 denied at {self.host}; check your permissions")
+        detail = response.text[:300].strip()
+        raise RegistryError(f"{what}: HTTP {response.status_code} {detail}")
+
+    # -- blobs ----------------------------------------------------------------
+
+    def blob_exists(self, name: str, digest: str) -> bool:
+        r = self.request("HEAD", f"/v2/{name}/blobs/{digest}")
+        self._check(r, f"HEAD blob {name}@{digest}", (200, 404))
+        return r.status_code == 200
+
+    def mount_blob(self, name: str, digest: str, source: str) -> bool:
+        """Cross-repository mount; False if the registry started an upload instead."""
+        r = self.request(
+            "POST", f"/v2/{name}/blobs/uploads/", params={"mount": digest, "from": source}
+        )
+        self._check(r, f"mount {digest} from {source} into {name}", (201, 202))
+        if r.status_code == 201:
+            self.stats.mounted_blobs += 1
+            return True
+        # 202: an upload session was opened instead; abandon it
+        return False
+
+    def upload_blob(self, name: str, digest: str, path: Path, size: int) -> None:
+        """POST an upload session, then PUT the whole blob (retried as a unit)."""
+
+        def attempt() -> None:
+            r = self._send("POST", f"{self.base}/v2/{name}/blobs/uploads/")
+            self._check(r, f"start upload to {name}", (202,))
+            location = urljoin(self.base + "/", r.headers["Location"])
+            sep = "&" if "?" in location else "?"
+
+            def body() -> Iterator[bytes]:
+                with path.open("rb") as f:
+                    while chunk := f.read(CHUNK):
+                        yield chunk
+
+            r = self._send(
+                "PUT",
+                f"{location}{sep}digest={digest}",
+                content=body(),
+                headers={"Content-Type": "application/octet-stream", "Content-Length": str(size)},
+            )
+            self._check(r, f"upload {digest} to {name}", (201,))
+
+        try:
+            self._retry(attempt)()
+        except httpx.TransportError as e:
+            raise RegistryError(f"upload {digest} to {name}: {e} (gave up after retries)") from None
+        self.stats.uploaded_blobs += 1
+        self.stats.uploaded_bytes += size
+
+    # -- manifests ------------------------------------------------------------
+
+    def manifest_digest(self, name: str, reference: str) -> str | None:
+        r = self.request(
+            "HEAD", f"/v2/{name}/manifests/{reference}", headers={"Accept": MANIFEST_TYPES}
+        )
+        self._check(r, f"HEAD {name}:{reference}", (200, 404))
+        return r.headers.get("Docker-Content-Digest") if r.status_code == 200 else None
+
+    def get_manifest(self, name: str, reference: str) -> tuple[bytes, str, str]:
+        r = self.request(
+            "GET", f"/v2/{name}/manifests/{reference}", headers={"Accept": MANIFEST_TYPES}
+        )
+        self._check(r, f"GET {name}:{reference}", (200,))
+        return (
+            r.content,
+            r.headers.get("Content-Type", ""),
+            r.headers.get("Docker-Content-Digest", ""),
+        )
+
+    def put_manifest(self, name: str, reference: str, body: bytes, media_type: str) -> str:
+        r = self.request(
+            "PUT",
+            f"/v2/{name}/manifests/{reference}",
+            content=body,
+            headers={"Content-Type": media_type},
+        )
+        self._check(r, f"PUT {name}:{reference}", (201, 200))
+        return r.headers.get("Docker-Content-Digest", "")
+
+    def delete_manifest(self, name: str, digest: str) -> None:
+        r = self.request("DELETE", f"/v2/{name}/manifests/{digest}")
+        self._check(r, f"DELETE {name}@{digest}", (202, 200))
+
+    # -- listings -------------------------------------------------------------
+
+    def _paginate(self, path: str, key: str, page: int = 100) -> list[str]:
+        items: list[str] = []
+        url: str | None = f"{path}?n={page}"
+        while url:
+            r = self.request("GET", url)
+            if r.status_code == 404 and key == "tags":
+                return []
+            self._check(r, f"GET {path}", (200,))
+            items += r.json().get(key) or []
+            link = r.headers.get("Link", "")
+            m = re.search(r"<([^>]+)>;\s*rel=\"?next\"?", link)
+            url = m.group(1) if m else None
+        return items
+
+    def list_tags(self, name: str) -> list[str]:
+        return self._paginate(f"/v2/{name}/tags/list", "tags")
+
+    def list_repositories(self) -> list[str]:
+        return self._paginate("/v2/_catalog", "repositories")

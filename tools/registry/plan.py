@@ -1,0 +1,125 @@
+"""Push plans: which images go where with which tags, read from Bazel's files.
+
+A push target writes a plan JSON listing its images (runfiles paths of each
+image's spec, layout and metadata, and its parents). Tags and refs come from
+the spec that `tagconf spec` wrote: nothing here derives a tag.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.registry.client import split_registry
+from tools.registry.errors import RegistryError
+
+
+@dataclass(frozen=True)
+class PlannedImage:
+    target: str
+    arch: str | None
+    registry: str  # host[:port]/namespace
+    repository: str
+    tags: tuple[str, ...]  # versioned, floating[, immutable]
+    immutable: str | None
+    layout: Path
+    parents: tuple[str, ...]
+
+    @property
+    def host(self) -> str:
+        return split_registry(self.registry)[0]
+
+    @property
+    def name(self) -> str:
+        """The repository path on the registry host (namespace/repository)."""
+        namespace = split_registry(self.registry)[1]
+        return f"{namespace}/{self.repository}" if namespace else self.repository
+
+    @property
+    def refs(self) -> list[str]:
+        return [f"{self.registry}/{self.repository}:{t}" for t in self.tags]
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        return (self.target, self.arch)
+
+    def label(self) -> str:
+        return f"{self.target} ({self.arch or 'noarch'})"
+
+
+def load_plan(path: Path, registry: str | None = None) -> list[PlannedImage]:
+    """Images of plan file ``path``, parents first; ``registry`` overrides the spec's."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise RegistryError(f"{path}: cannot read push plan ({e})") from None
+    images = []
+    for entry in data["images"]:
+        spec = json.loads(Path(entry["spec"]).read_text())
+        tags = spec["tags"]
+        images.append(
+            PlannedImage(
+                target=spec["target"],
+                arch=spec["arch"],
+                registry=(registry or spec["registry"]).rstrip("/"),
+                repository=spec["repository"],
+                tags=tuple(
+                    t for t in (tags["versioned"], tags["floating"], tags["immutable"]) if t
+                ),
+                immutable=tags["immutable"],
+                layout=Path(entry["layout"]),
+                parents=tuple(entry.get("parents", [])),
+            )
+        )
+    return order_parents_first(dedupe(images))
+
+
+def dedupe(images: list[PlannedImage]) -> list[PlannedImage]:
+    """Drop repeats (an arch-free image shared by several entries), keep order."""
+    seen: set[tuple[str, str | None]] = set()
+    out = []
+    for image in images:
+        if image.key not in seen:
+            seen.add(image.key)
+            out.append(image)
+    return out
+
+
+def order_parents_first(images: list[PlannedImage]) -> list[PlannedImage]:
+    """Stable topological order: an image comes after its parents in the plan."""
+    by_target: dict[str, list[PlannedImage]] = {}
+    for image in images:
+        by_target.setdefault(image.target, []).append(image)
+
+    def parents_of(image: PlannedImage) -> list[tuple[str, str | None]]:
+        keys = []
+        for parent in image.parents:
+            for candidate in by_target.get(parent, []):
+                if candidate.arch in (None, image.arch):
+                    keys.append(candidate.key)
+        return keys
+
+    done: set[tuple[str, str | None]] = set()
+    ordered: list[PlannedImage] = []
+    pending = list(images)
+    while pending:
+        for i, image in enumerate(pending):
+            if all(p in done for p in parents_of(image)):
+                ordered.append(image)
+                done.add(image.key)
+                del pending[i]
+                break
+        else:
+            raise RegistryError(f"parent cycle among {[i.label() for i in pending]}")
+    return ordered
+
+
+def check_collisions(images: list[PlannedImage]) -> None:
+    """Two images of one push must never share a repository:tag."""
+    owner: dict[str, str] = {}
+    for image in images:
+        for ref in image.refs:
+            other = owner.setdefault(ref, image.label())
+            if other != image.label():
+                raise RegistryError(f"{ref}: both {other} and {image.label()} would push it")
