@@ -51,11 +51,18 @@ def is_loopback(host: str) -> bool:
 
 
 def split_registry(registry: str) -> tuple[str, str]:
-    """'host:port/ns/sub' -> ('host:port', 'ns/sub')."""
-    host, _, namespace = registry.strip("/").partition("/")
+    """'[https://]host:port/ns/sub' -> ('[https://]host:port', 'ns/sub').
+
+    An explicit `https://` or `http://` prefix stays on the host and forces
+    that scheme (`https://127.0.0.1:5000` for a loopback registry with TLS).
+    """
+    scheme, sep, rest = registry.strip("/").rpartition("://")
+    if sep and scheme not in ("http", "https"):
+        raise RegistryError(f"registry {registry!r}: scheme must be http:// or https://")
+    host, _, namespace = rest.partition("/")
     if not host:
-        raise RegistryError(f"registry {registry!r}: want HOST[:PORT][/NAMESPACE]")
-    return host, namespace
+        raise RegistryError(f"registry {registry!r}: want [https://]HOST[:PORT][/NAMESPACE]")
+    return (f"{scheme}://{host}" if sep else host), namespace
 
 
 @dataclass
@@ -82,12 +89,14 @@ class RegistryClient:
         timeout: float = 60.0,
         log: Callable[[str], None] = lambda _msg: None,
     ) -> None:
-        self.host = host
-        plain = insecure or is_loopback(host)
-        self.base = f"{'http' if plain else 'https'}://{host}"
+        scheme, sep, bare = host.rpartition("://")
+        self.host = bare
+        if not sep:
+            scheme = "http" if insecure or is_loopback(bare) else "https"
+        self.base = f"{scheme}://{bare}"
         verify: bool | str = str(ca_file) if ca_file else True
         self.http = httpx.Client(
-            auth=RegistryAuth(host, credentials_for(host)),
+            auth=RegistryAuth(bare, credentials_for(bare)),
             verify=verify,
             timeout=httpx.Timeout(timeout, connect=10.0),
             follow_redirects=True,

@@ -1,0 +1,134 @@
+"""Pushing the fixture family to a real registry: exact tags, no-op re-push, guards."""
+
+from __future__ import annotations
+
+from tests.registry.conftest import (
+    NAMESPACE,
+    expected_default_refs,
+    metadata,
+    push_default,
+    registry_tool,
+    write_plan,
+)
+
+
+def test_default_group_for_two_archs_publishes_exactly_tagconfs_tags(registry):
+    result = push_default(registry.host)
+    # should push every image and say so
+    assert result.code == 0, result.err
+    assert "26/26 images pushed" in result.err
+    refs = registry.all_refs()
+    want = expected_default_refs()
+    # should publish exactly tagconf's refs: nothing missing, nothing extra, no collision
+    assert len(want) == len(set(want)) == 52  # 26 images x (versioned + floating)
+    assert sorted(refs) == sorted(want)
+    # should point each tag at the digest the build recorded
+    for ref, digest in refs.items():
+        repo, tag = ref.split(":")
+        assert digest == metadata(tag_owner(repo.split("/", 1)[1], tag))["digest"], ref
+
+
+def tag_owner(repository: str, tag: str) -> str:
+    """The e2e image name (`pytorch.gfx950`) that tagconf says made this tag."""
+    from tests.registry.conftest import CATALOG
+    from tools.tagconf.tags import parse_tag
+
+    parsed = parse_tag(CATALOG, repository, tag)
+    return f"{parsed.target}.{parsed.arch}" if parsed.arch else parsed.target
+
+
+def test_second_push_uploads_nothing_and_stays_within_one_plus_tags_requests(registry, proxy_for):
+    assert push_default(registry.host).code == 0
+    proxy = proxy_for(registry)
+    result = push_default(proxy.host)
+    assert result.code == 0, result.err
+    # should write nothing at all: no upload, no manifest, no tag
+    assert proxy.writes() == []
+    assert "uploaded 0 blobs" in result.err
+    # should make 1 + number-of-tags requests per image (HEAD manifest, HEAD each tag)
+    assert len(proxy.requests) == 26 * (1 + 2)
+
+
+def test_dry_run_prints_the_plan_and_writes_nothing(registry, proxy_for):
+    proxy = proxy_for(registry)
+    result = push_default(proxy.host, "--dry-run")
+    assert result.code == 0, result.err
+    assert proxy.writes() == []
+    lines = result.out.splitlines()
+    assert len(lines) == 52
+    assert lines[0].startswith(f"{proxy.host}/{NAMESPACE}/rocm-runtime:10.1.0-full-gfx950@sha256:")
+    assert lines[0].endswith("blobs present)")
+    assert registry.all_refs() == {}
+
+
+def test_immutable_tag_never_moves(registry, tmp_path):
+    target = f"{registry.host}/{NAMESPACE}"
+    first = write_plan(tmp_path, [("pytorch-wheel", "gfx950", "pytorch-wheel.gfx950", "abc1234")])
+    assert registry_tool("push", "--plan", str(first), "--registry", target).code == 0
+    before = registry.all_refs()
+    immutable = f"{NAMESPACE}/pytorch-wheel:2.15.0-10.1.0-full-gfx950-gabc1234"
+    assert before[immutable] == metadata("pytorch-wheel.gfx950")["digest"]
+
+    # should accept the same digest again (idempotent)
+    again = registry_tool("push", "--plan", str(first), "--registry", target)
+    assert again.code == 0, again.err
+
+    # should refuse a different image under the same immutable tag, and move nothing
+    other = write_plan(
+        tmp_path,
+        [
+            ("triton-wheel", None, "triton-wheel", "abc1234"),
+            ("pytorch-wheel", "gfx950", "pytorch.gfx950", "abc1234"),
+        ],
+    )
+    result = registry_tool("push", "--plan", str(other), "--registry", target)
+    assert result.code == 1
+    assert "immutable tags never move; nothing was pushed" in result.err
+    assert f"{target}/pytorch-wheel:2.15.0-10.1.0-full-gfx950-gabc1234 is" in result.err
+    assert registry.all_refs() == before  # triton-wheel was not pushed either
+
+
+def test_plan_binary_prints_the_refs_without_layouts(tmp_path):
+    plan = write_plan(tmp_path, [("triton-wheel", None, "does-not-exist", "0123abc")])
+    result = registry_tool("plan", "--plan", str(plan), "--registry", "r.example:5000/ns")
+    assert result.code == 0, result.err
+    assert result.out.splitlines() == [
+        "r.example:5000/ns/triton-wheel:3.9.0-10.1.0-full",
+        "r.example:5000/ns/triton-wheel:latest",
+        "r.example:5000/ns/triton-wheel:3.9.0-10.1.0-full-g0123abc",
+    ]
+
+
+def test_tags_lists_digest_target_and_arch(registry):
+    assert push_default(registry.host).code == 0
+    result = registry_tool("tags", f"{NAMESPACE}/pytorch", "--registry", registry.host)
+    assert result.code == 0, result.err
+    rows = [line.split("\t") for line in result.out.splitlines()]
+    digest = metadata("pytorch.gfx950")["digest"]
+    assert ["2.15.0-10.1.0-full-gfx950", digest, "pytorch", "gfx950", "versioned"] in rows
+    assert [
+        "latest-gfx1201",
+        metadata("pytorch.gfx1201")["digest"],
+        "pytorch",
+        "gfx1201",
+        "floating",
+    ] in rows
+    assert len(rows) == 4
+
+
+def test_push_to_an_unreachable_registry_fails_naming_it(tmp_path):
+    plan = write_plan(tmp_path, [("triton-wheel", None, "triton-wheel", None)])
+    result = registry_tool(
+        "push",
+        "--plan",
+        str(plan),
+        "--registry",
+        "127.0.0.1:9/ns",
+        "--retries",
+        "1",
+        "--backoff",
+        "0.01",
+    )
+    assert result.code == 1
+    assert "registry: error:" in result.err and "127.0.0.1:9" in result.err
+    assert "Traceback" not in result.err
