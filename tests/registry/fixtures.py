@@ -264,7 +264,14 @@ class FaultProxy:
 
             do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = do_DELETE = _handle
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request, client_address) -> None:
+                # clients dropping idle keep-alive connections are not errors
+                pass
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.host = f"127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()

@@ -1,0 +1,154 @@
+"""Push benchmark: our push vs crane and skopeo on the same fixture layouts.
+
+    eval "$(../shared/ci/container-services.sh start)"
+    python3 bench/push.py [--rounds 3]
+
+Builds //tests/e2e:push_default_e2e_archs (the default group, gfx950 and
+gfx1201: 26 images, 52 tags), then, each tool into its own fresh namespace of
+the loopback registry, through a counting proxy (tests/registry/fixtures.py):
+
+- cold push: nothing in the namespace yet;
+- no-op push: the same again, everything already there.
+
+crane pushes each layout to its first tag and `crane tag`s the others;
+skopeo copies the layout once per tag (`--preserve-digests`). Prints wall
+times, requests per image, and ratios against crane measured in this run.
+Numbers, not assertions: the goal (no-op within 1.5x of crane, at most
+1 + tags requests per image) is read off the output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.registry.fixtures import FaultProxy  # noqa: E402
+
+TARGET = "//tests/e2e:push_default_e2e_archs"
+
+
+def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, capture_output=True, text=True, check=True, **kw)
+
+
+def build() -> tuple[Path, list[dict]]:
+    """Build the push target; return its launcher and the images (layout, refs)."""
+    sh(["bazel", "build", TARGET], cwd=ROOT)
+    bin_dir = Path(sh(["bazel", "info", "bazel-bin"], cwd=ROOT).stdout.strip())
+    launcher = bin_dir / "tests/e2e/push_default_e2e_archs.sh"
+    runfiles = Path(f"{launcher}.runfiles/_main")
+    plan = json.loads((bin_dir / "tests/e2e/push_default_e2e_archs.json").read_text())
+    images = []
+    for entry in plan["images"]:
+        spec = json.loads((runfiles / entry["spec"]).read_text())
+        tags = [t for t in spec["tags"].values() if t]
+        images.append({"layout": runfiles / entry["layout"], "repo": spec["repository"], "tags": tags})
+    return launcher, images
+
+
+def ours(launcher: Path, target: str) -> None:
+    sh([str(launcher), "--registry", target])
+
+
+def crane(images: list[dict], target: str) -> None:
+    for image in images:
+        first = f"{target}/{image['repo']}:{image['tags'][0]}"
+        sh(["crane", "push", str(image["layout"]), first])
+        for tag in image["tags"][1:]:
+            sh(["crane", "tag", first, tag])
+
+
+def skopeo(images: list[dict], target: str) -> None:
+    for image in images:
+        for tag in image["tags"]:
+            sh(
+                [
+                    "skopeo", "copy", "-q", "--preserve-digests", "--dest-tls-verify=false",
+                    f"oci:{image['layout']}", f"docker://{target}/{image['repo']}:{tag}",
+                ]
+            )
+
+
+def measure(name, fn, proxy: FaultProxy, rounds: int, n_images: int) -> dict:
+    ns = f"{proxy.host}/bench-{name}-{int(time.time() * 1000)}"
+    proxy.requests.clear()
+    t = time.monotonic()
+    fn(ns)
+    cold = time.monotonic() - t
+    cold_requests = len(proxy.requests)
+    noop = []
+    for _ in range(rounds):
+        proxy.requests.clear()
+        t = time.monotonic()
+        fn(ns)
+        noop.append(time.monotonic() - t)
+    return {
+        "tool": name,
+        "cold_s": cold,
+        "noop_s": statistics.median(noop),
+        "cold_req_per_image": cold_requests / n_images,
+        "noop_req_per_image": len(proxy.requests) / n_images,
+        "noop_writes": len(proxy.writes()),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3, help="no-op rounds (median)")
+    args = parser.parse_args()
+    registry = os.environ.get("REGISTRY")
+    if not registry:
+        print("bench: error: $REGISTRY is unset; eval \"$(../shared/ci/container-services.sh start)\"",
+              file=sys.stderr)
+        return 2
+    # container-services.sh keeps crane and a skopeo wrapper in its bin dir
+    services_bin = Path(os.environ.get("ROCM_CI_SERVICES_DIR", "/nonexistent")) / "bin"
+    os.environ["PATH"] = f"{os.environ['PATH']}:{services_bin}"
+    tools = ["ours"]
+    for tool in ("crane", "skopeo"):
+        if shutil.which(tool):
+            tools.append(tool)
+        else:
+            print(f"bench: {tool} not on PATH; skipping it", file=sys.stderr)
+    launcher, images = build()
+    n = len(images)
+    n_tags = sum(len(i["tags"]) for i in images)
+    print(f"{n} images, {n_tags} tags, {sum(1 for _ in images)} layouts")
+    proxy = FaultProxy(registry)
+    results = []
+    try:
+        runners = {
+            "ours": lambda ns: ours(launcher, ns),
+            "crane": lambda ns: crane(images, ns),
+            "skopeo": lambda ns: skopeo(images, ns),
+        }
+        for name in tools:
+            results.append(measure(name, runners[name], proxy, args.rounds, n))
+    finally:
+        proxy.stop()
+    base = next((r for r in results if r["tool"] == "crane"), results[0])
+    print(f"{'tool':8} {'cold s':>8} {'no-op s':>8} {'cold/crane':>10} {'no-op/crane':>11}"
+          f" {'req/img cold':>12} {'req/img no-op':>13} {'no-op writes':>12}")
+    for r in results:
+        print(
+            f"{r['tool']:8} {r['cold_s']:8.2f} {r['noop_s']:8.2f}"
+            f" {r['cold_s'] / base['cold_s']:10.2f} {r['noop_s'] / base['noop_s']:11.2f}"
+            f" {r['cold_req_per_image']:12.1f} {r['noop_req_per_image']:13.1f}"
+            f" {r['noop_writes']:12d}"
+        )
+    print(f"goal: no-op <= 1.5x crane, <= {1 + n_tags / n:.0f} requests per image (1 + tags)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
