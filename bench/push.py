@@ -52,7 +52,9 @@ def build() -> tuple[Path, list[dict]]:
     for entry in plan["images"]:
         spec = json.loads((runfiles / entry["spec"]).read_text())
         tags = [t for t in spec["tags"].values() if t]
-        images.append({"layout": runfiles / entry["layout"], "repo": spec["repository"], "tags": tags})
+        images.append(
+            {"layout": runfiles / entry["layout"], "repo": spec["repository"], "tags": tags}
+        )
     return launcher, images
 
 
@@ -73,8 +75,13 @@ def skopeo(images: list[dict], target: str) -> None:
         for tag in image["tags"]:
             sh(
                 [
-                    "skopeo", "copy", "-q", "--preserve-digests", "--dest-tls-verify=false",
-                    f"oci:{image['layout']}", f"docker://{target}/{image['repo']}:{tag}",
+                    "skopeo",
+                    "copy",
+                    "-q",
+                    "--preserve-digests",
+                    "--dest-tls-verify=false",
+                    f"oci:{image['layout']}",
+                    f"docker://{target}/{image['repo']}:{tag}",
                 ]
             )
 
@@ -108,8 +115,10 @@ def main() -> int:
     args = parser.parse_args()
     registry = os.environ.get("REGISTRY")
     if not registry:
-        print("bench: error: $REGISTRY is unset; eval \"$(../shared/ci/container-services.sh start)\"",
-              file=sys.stderr)
+        print(
+            'bench: error: $REGISTRY is unset; eval "$(../shared/ci/container-services.sh start)"',
+            file=sys.stderr,
+        )
         return 2
     # container-services.sh keeps crane and a skopeo wrapper in its bin dir
     services_bin = Path(os.environ.get("ROCM_CI_SERVICES_DIR", "/nonexistent")) / "bin"
@@ -137,8 +146,10 @@ def main() -> int:
     finally:
         proxy.stop()
     base = next((r for r in results if r["tool"] == "crane"), results[0])
-    print(f"{'tool':8} {'cold s':>8} {'no-op s':>8} {'cold/crane':>10} {'no-op/crane':>11}"
-          f" {'req/img cold':>12} {'req/img no-op':>13} {'no-op writes':>12}")
+    print(
+        f"{'tool':8} {'cold s':>8} {'no-op s':>8} {'cold/crane':>10} {'no-op/crane':>11}"
+        f" {'req/img cold':>12} {'req/img no-op':>13} {'no-op writes':>12}"
+    )
     for r in results:
         print(
             f"{r['tool']:8} {r['cold_s']:8.2f} {r['noop_s']:8.2f}"

@@ -95,6 +95,11 @@ def image_family(
         upstream = upstream,
         network = network,
         value_keys = list(defaults.keys()),
+        # --config=release (--stamp): the commit tag comes from the workspace status
+        stamp = select({
+            Label("//images:stamped"): True,
+            "//conditions:default": False,
+        }),
         visibility = visibility,
     )
     for name, t in targets.items():

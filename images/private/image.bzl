@@ -66,6 +66,9 @@ _ATTRS = {
         doc = "Parent images (catalogue `parents`), passed as named build contexts.",
         providers = [ImageInfo],
     ),
+    "stamp": attr.bool(
+        doc = "Read STABLE_VCS_REF from the workspace status (set from --stamp by image_family).",
+    ),
     "srcs": attr.label_list(
         doc = "Other files the Dockerfile COPYs (scripts), placed at their repository-relative paths.",
         allow_files = True,
@@ -111,7 +114,7 @@ DOCKER_EXECUTION_REQUIREMENTS = {
     "requires-network": "1",
 }
 
-def spec_arguments(var, catalog_path, target, arch, value_keys, out_path):
+def spec_arguments(var, catalog_path, target, arch, value_keys, out_path, status_path = None):
     """The `tagconf spec` command line for one image, with the `--define` overrides.
 
     Args:
@@ -121,6 +124,8 @@ def spec_arguments(var, catalog_path, target, arch, value_keys, out_path):
       arch: str or None.
       value_keys: list[str], catalogue [defaults] keys.
       out_path: str, where the spec JSON goes.
+      status_path: str or None; with --stamp, the stable status file whose
+        STABLE_VCS_REF tagconf uses when --define VCS_REF is not given.
 
     Returns:
       list[str].
@@ -133,6 +138,8 @@ def spec_arguments(var, catalog_path, target, arch, value_keys, out_path):
             argv += ["--set", "%s=%s" % (key, var[key])]
     if var.get("VCS_REF"):
         argv += ["--vcs-ref", var["VCS_REF"]]
+    elif status_path:
+        argv += ["--status-file", status_path]
     if "registry" in var:
         argv += ["--registry", var["registry"]]
     if var.get("cache_registry"):
@@ -151,10 +158,15 @@ def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out):
       value_keys: list[str], catalogue [defaults] keys.
       out: File, the spec JSON to write.
     """
+    inputs = [catalog]
+    status = None
+    if ctx.attr.stamp:
+        inputs.append(ctx.info_file)
+        status = ctx.info_file.path
     ctx.actions.run(
         executable = tagconf,
-        arguments = spec_arguments(ctx.var, catalog.path, target, arch, value_keys, out.path),
-        inputs = [catalog],
+        arguments = spec_arguments(ctx.var, catalog.path, target, arch, value_keys, out.path, status),
+        inputs = inputs,
         outputs = [out],
         mnemonic = "ImageSpec",
         progress_message = "Rendering tags and build args of %{label}",

@@ -152,6 +152,21 @@ def _define_overrides_reach_tagconf_impl(ctx):
         got = spec_arguments(var, "images/catalog.toml", "pytorch", arch, keys, "out.json")
         want = ["--catalog", "images/catalog.toml", "spec", "--target", "pytorch"] + middle + ["--output", "out.json"]
         asserts.equals(env, want, got, desc)
+
+    # --stamp: the status file is read unless --define VCS_REF is given
+    stamped = ["--catalog", "c", "spec", "--target", "pytorch"]
+    asserts.equals(
+        env,
+        stamped + ["--status-file", "stable-status.txt", "--output", "o"],
+        spec_arguments({}, "c", "pytorch", None, keys, "o", "stable-status.txt"),
+        "stamped without --define VCS_REF",
+    )
+    asserts.equals(
+        env,
+        stamped + ["--vcs-ref", "0123abc", "--output", "o"],
+        spec_arguments({"VCS_REF": "0123abc"}, "c", "pytorch", None, keys, "o", "stable-status.txt"),
+        "--define VCS_REF wins over stamping",
+    )
     return unittest.end(env)
 
 define_overrides_reach_tagconf_test = unittest.make(_define_overrides_reach_tagconf_impl)

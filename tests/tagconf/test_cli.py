@@ -140,3 +140,21 @@ def test_spec_bad_input(run, argv, fragment):
     result = run(*argv)
     assert result.code == 2
     assert fragment in result.err
+
+
+def test_spec_reads_stable_vcs_ref_from_the_status_file(run, tmp_path):
+    import json
+
+    status = tmp_path / "stable-status.txt"
+    status.write_text("BUILD_EMBED_LABEL \nSTABLE_VCS_REF 1a2b3c4\nSTABLE_GIT_DIRTY false\n")
+    spec = json.loads(run("spec", "--target", "pytorch", "--status-file", str(status)).out)
+    assert spec["tags"]["immutable"] == "2.15.0-10.1.0-full-gfx950-g1a2b3c4"
+    # --vcs-ref (from --define VCS_REF) wins
+    spec = json.loads(
+        run("spec", "--target", "pytorch", "--status-file", str(status), "--vcs-ref", "0000000").out
+    )
+    assert spec["tags"]["immutable"] == "2.15.0-10.1.0-full-gfx950-g0000000"
+    # no STABLE_VCS_REF (not a git checkout): no immutable tag
+    status.write_text("BUILD_EMBED_LABEL \n")
+    spec = json.loads(run("spec", "--target", "pytorch", "--status-file", str(status)).out)
+    assert spec["tags"]["immutable"] is None

@@ -146,6 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a catalogue default",
     )
     spec.add_argument("--vcs-ref", metavar="REF", help="git sha (7-40 lowercase hex)")
+    spec.add_argument(
+        "--status-file",
+        type=Path,
+        metavar="FILE",
+        help="Bazel stable-status.txt: its STABLE_VCS_REF is the VCS_REF unless --vcs-ref is given",
+    )
     spec.add_argument("--registry", metavar="R", help="registry/namespace (default: catalogue's)")
     spec.add_argument(
         "--cache-registry",
@@ -205,11 +211,23 @@ def _cmd_tags(args: argparse.Namespace, out) -> int:
     return 0
 
 
+def _status_vcs_ref(path: Path) -> str | None:
+    """STABLE_VCS_REF from a Bazel workspace status file, if present and non-empty."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        key, _, value = line.partition(" ")
+        if key == "STABLE_VCS_REF" and value.strip():
+            return value.strip()
+    return None
+
+
 def _cmd_spec(args: argparse.Namespace, out) -> int:
     catalog = _load(args)
     target = catalog.target(args.target)
     overrides = dict(parse_assignment(a) for a in args.set)
-    values = resolve_values(catalog, overrides, args.vcs_ref)
+    vcs_ref = args.vcs_ref
+    if vcs_ref is None and args.status_file:
+        vcs_ref = _status_vcs_ref(args.status_file)
+    values = resolve_values(catalog, overrides, vcs_ref)
     arch = None
     if target.arch:
         arch = catalog.check_arch(args.arch or catalog.default_arch)
