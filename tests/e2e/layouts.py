@@ -68,7 +68,7 @@ class Layout:
                 data = gzip.decompress(data)
             with tarfile.open(fileobj=io.BytesIO(data)) as tar:
                 for member in tar:
-                    name = "/" + member.name.lstrip("./")
+                    name = "/" + member.name.removeprefix("./").lstrip("/")
                     base = name.rsplit("/", 1)[-1]
                     if base.startswith(".wh."):
                         out.pop(name.replace(".wh.", "", 1), None)

@@ -8,6 +8,7 @@ with exponential backoff (tenacity), honouring Retry-After.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import re
 from collections.abc import Callable, Iterator
@@ -164,7 +165,7 @@ class RegistryClient:
         except httpx.TransportError as e:
             raise RegistryError(f"{e} (gave up after retries)") from None
 
-    def _check(self, response: httpx.Response, what: str, ok: tuple[int, ...]) -> None:
+    def check(self, response: httpx.Response, what: str, ok: tuple[int, ...]) -> None:
         if response.status_code in ok:
             return
         if response.status_code == 401:
@@ -181,7 +182,7 @@ class RegistryClient:
 
     def blob_exists(self, name: str, digest: str) -> bool:
         r = self.request("HEAD", f"/v2/{name}/blobs/{digest}")
-        self._check(r, f"HEAD blob {name}@{digest}", (200, 404))
+        self.check(r, f"HEAD blob {name}@{digest}", (200, 404))
         return r.status_code == 200
 
     def mount_blob(self, name: str, digest: str, source: str) -> bool:
@@ -189,7 +190,7 @@ class RegistryClient:
         r = self.request(
             "POST", f"/v2/{name}/blobs/uploads/", params={"mount": digest, "from": source}
         )
-        self._check(r, f"mount {digest} from {source} into {name}", (201, 202))
+        self.check(r, f"mount {digest} from {source} into {name}", (201, 202))
         if r.status_code == 201:
             self.stats.mounted_blobs += 1
             return True
@@ -201,7 +202,7 @@ class RegistryClient:
 
         def attempt() -> None:
             r = self._send("POST", f"{self.base}/v2/{name}/blobs/uploads/")
-            self._check(r, f"start upload to {name}", (202,))
+            self.check(r, f"start upload to {name}", (202,))
             location = urljoin(self.base + "/", r.headers["Location"])
             sep = "&" if "?" in location else "?"
 
@@ -216,7 +217,7 @@ class RegistryClient:
                 content=body(),
                 headers={"Content-Type": "application/octet-stream", "Content-Length": str(size)},
             )
-            self._check(r, f"upload {digest} to {name}", (201,))
+            self.check(r, f"upload {digest} to {name}", (201,))
 
         try:
             self._retry(attempt)()
@@ -225,20 +226,53 @@ class RegistryClient:
         self.stats.uploaded_blobs += 1
         self.stats.uploaded_bytes += size
 
+    def get_blob(self, name: str, digest: str) -> bytes:
+        """A small blob (a config), checked against its digest."""
+        r = self.request("GET", f"/v2/{name}/blobs/{digest}")
+        self.check(r, f"GET blob {name}@{digest}", (200,))
+        if "sha256:" + hashlib.sha256(r.content).hexdigest() != digest:
+            raise RegistryError(f"GET blob {name}@{digest}: content does not match its digest")
+        return r.content
+
+    def download_blob(self, name: str, digest: str, dest: Path) -> None:
+        """Stream a blob to ``dest``, checked against its digest; retried as a unit."""
+        url = f"{self.base}/v2/{name}/blobs/{digest}"
+
+        def attempt() -> None:
+            h = hashlib.sha256()
+            self.stats.requests += 1
+            with self.http.stream("GET", url) as r:
+                if r.status_code == 429 or r.status_code >= 500:
+                    raise RetryableStatus(f"GET {url}: HTTP {r.status_code}")
+                if r.status_code != 200:
+                    r.read()
+                    self.check(r, f"GET blob {name}@{digest}", (200,))
+                with dest.open("wb") as f:
+                    for chunk in r.iter_bytes(CHUNK):
+                        h.update(chunk)
+                        f.write(chunk)
+            if "sha256:" + h.hexdigest() != digest:
+                raise RetryableStatus(f"GET {url}: content does not match its digest")
+
+        try:
+            self._retry(attempt)()
+        except (httpx.TransportError, RetryableStatus) as e:
+            raise RegistryError(f"GET blob {name}@{digest}: {e} (gave up after retries)") from None
+
     # -- manifests ------------------------------------------------------------
 
     def manifest_digest(self, name: str, reference: str) -> str | None:
         r = self.request(
             "HEAD", f"/v2/{name}/manifests/{reference}", headers={"Accept": MANIFEST_TYPES}
         )
-        self._check(r, f"HEAD {name}:{reference}", (200, 404))
+        self.check(r, f"HEAD {name}:{reference}", (200, 404))
         return r.headers.get("Docker-Content-Digest") if r.status_code == 200 else None
 
     def get_manifest(self, name: str, reference: str) -> tuple[bytes, str, str]:
         r = self.request(
             "GET", f"/v2/{name}/manifests/{reference}", headers={"Accept": MANIFEST_TYPES}
         )
-        self._check(r, f"GET {name}:{reference}", (200,))
+        self.check(r, f"GET {name}:{reference}", (200,))
         return (
             r.content,
             r.headers.get("Content-Type", ""),
@@ -252,12 +286,12 @@ class RegistryClient:
             content=body,
             headers={"Content-Type": media_type},
         )
-        self._check(r, f"PUT {name}:{reference}", (201, 200))
+        self.check(r, f"PUT {name}:{reference}", (201, 200))
         return r.headers.get("Docker-Content-Digest", "")
 
     def delete_manifest(self, name: str, digest: str) -> None:
         r = self.request("DELETE", f"/v2/{name}/manifests/{digest}")
-        self._check(r, f"DELETE {name}@{digest}", (202, 200))
+        self.check(r, f"DELETE {name}@{digest}", (202, 200))
 
     # -- listings -------------------------------------------------------------
 
@@ -268,7 +302,7 @@ class RegistryClient:
             r = self.request("GET", url)
             if r.status_code == 404 and key == "tags":
                 return []
-            self._check(r, f"GET {path}", (200,))
+            self.check(r, f"GET {path}", (200,))
             items += r.json().get(key) or []
             link = r.headers.get("Link", "")
             m = re.search(r"<([^>]+)>;\s*rel=\"?next\"?", link)

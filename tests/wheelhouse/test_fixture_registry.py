@@ -1,0 +1,118 @@
+"""End-to-end from a registry: our own docker-registry, the fixture layouts pushed into it.
+
+Nothing is pushed to the shared registry: each run starts a registry on a
+free loopback port, pushes the gfx950 wheel layouts with the push tool, and
+collects --from-registry by floating and by versioned tags.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.wheelhouse.fakes import WHEELS
+from tests.wheelhouse.fixture import ARCH, family_metadata, layout, metadata, start_registry
+from tools.registry.plan import PlannedImage
+from tools.registry.push import Pusher, PushOptions
+from tools.wheelhouse.cli import main
+
+NAMESPACE = "rocm-pytorch"
+
+
+def planned(registry: str, target: str, arch: str = ARCH, tags=None) -> PlannedImage:
+    meta = metadata(target, arch)
+    return PlannedImage(
+        target=target,
+        arch=meta["arch"],
+        registry=registry,
+        repository=meta["repository"],
+        tags=tuple(tags or (meta["tags"]["versioned"], meta["tags"]["floating"])),
+        immutable=None,
+        layout=layout(target, arch),
+        parents=(),
+    )
+
+
+def push(images: list[PlannedImage]) -> None:
+    pusher = Pusher(PushOptions(), log=lambda _msg: None)
+    try:
+        result = pusher.push(images)
+    finally:
+        pusher.close()
+    assert result.failed is None, result.error
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory):
+    root = tmp_path_factory.mktemp("registry")
+    with pytest.MonkeyPatch.context() as env:
+        # no credentials: keep the user's docker config out of this registry
+        env.setenv("DOCKER_CONFIG", str(root / "docker-config"))
+        reg = start_registry(root)
+        try:
+            push([planned(f"{reg.host}/{NAMESPACE}", t) for t in WHEELS])
+            yield reg
+        finally:
+            reg.stop()
+
+
+@pytest.fixture
+def run(capsys):
+    def run(*argv) -> tuple[int, str, str]:
+        rc = main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return rc, out, err
+
+    return run
+
+
+def sha256s(out: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in out.glob("*.whl")}
+
+
+@pytest.mark.parametrize("kind", ["floating", "versioned"])
+def test_collects_from_the_registry_what_the_layouts_hold(tmp_path, run, registry, kind):
+    spec = f"{registry.host}/{NAMESPACE}"
+    from_registry, from_layouts = tmp_path / "reg", tmp_path / "lay"
+    argv = ["--arch", ARCH, "--out", from_registry, "--tag", kind, "--from-registry", spec]
+    rc, stdout, err = run(*argv)
+    assert rc == 0, err
+    assert f"wheels for {ARCH}, ROCm 10.1.0-full" in stdout
+    layouts = [a for t in WHEELS for a in ("--layout", layout(t))]
+    assert run("--arch", ARCH, "--out", from_layouts, *layouts)[0] == 0
+    # should be the very same wheels, from the very same images, pulled by the tag asked for
+    assert sha256s(from_registry) == sha256s(from_layouts)
+    assert len(sha256s(from_registry)) == 8
+    manifest = json.loads((from_registry / "wheelhouse.json").read_text())
+    for image, (target, meta) in zip(manifest["images"], family_metadata().items(), strict=True):
+        assert image["target"] == target
+        assert image["digest"] == meta["digest"]
+        assert image["origin"] == f"{spec}/{meta['repository']}:{meta['tags'][kind]}"
+    assert (from_registry / "simple" / "vllm" / "index.html").is_file()
+
+
+def test_refuses_a_gfx1201_image_pushed_to_latest_gfx950(tmp_path, run, registry):
+    # the bug story: the gfx1201 vllm-wheel landed on vllm-wheel:latest-gfx950
+    spec = f"{registry.host}/misfiled"
+    push([planned(spec, t) for t in WHEELS if t != "vllm-wheel"])
+    push([planned(spec, "vllm-wheel", "gfx1201", tags=("latest-gfx950",))])
+    rc, _, err = run("--arch", ARCH, "--out", tmp_path / "wh", "--from-registry", spec)
+    assert rc == 2
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert (
+        f"refusing to mix archs: this is a gfx950 wheelhouse (--arch gfx950), but vllm-wheel"
+        f" (gfx1201) from {spec}/vllm-wheel:latest-gfx950 is built for gfx1201" in err
+    )
+
+
+def test_a_missing_tag_names_the_ref_and_the_push(tmp_path, run, registry):
+    spec = f"{registry.host}/{NAMESPACE}"
+    rc, _, err = run("--arch", "gfx942", "--out", tmp_path / "wh", "--from-registry", spec)
+    assert rc == 2
+    assert err.startswith(
+        f"wheelhouse: error: {spec}/pytorch-wheel:latest-gfx942: not found"
+        " in the registry; publish the wheel images first"
+    )
