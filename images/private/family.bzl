@@ -69,7 +69,9 @@ def image_family(
       defaults: the `DEFAULTS` dict of targets.bzl (its keys are --define-able).
       groups: the `GROUPS` dict of targets.bzl: `push_<group>` pushes its
         members (and `push_<group>.plan` prints the tags).
-      srcs: files the Dockerfiles COPY (scripts), for every image.
+      srcs: files the Dockerfiles COPY (scripts): a list for every image, or
+        a dict from the catalogue's `dockerfile` path to that Dockerfile's
+        files (so a script change rebuilds only the images that use it).
       upstream: optional label of a stand-in for the upstream image.
       network: `--network` for RUN steps ('host' or 'none').
       dockerfile_dir: build every target from the same-named Dockerfile in
@@ -91,7 +93,6 @@ def image_family(
     )
     common = dict(
         catalog = catalog,
-        srcs = srcs,
         upstream = upstream,
         network = network,
         value_keys = list(defaults.keys()),
@@ -103,6 +104,8 @@ def image_family(
         visibility = visibility,
     )
     for name, t in targets.items():
+        t_srcs = srcs.get(t["dockerfile"], []) if type(srcs) == "dict" else srcs
+
         def parents_for(arch):
             return [
                 ":" + image_label(p, arch if targets[p]["arch"] else None)
@@ -116,6 +119,7 @@ def image_family(
                 repository = t["repository"],
                 arch_free = True,
                 dockerfile = dockerfile_label(t["dockerfile"], dockerfile_dir),
+                srcs = t_srcs,
                 parents = parents_for(None),
                 tags = selectable_tags,
                 **common
@@ -128,6 +132,7 @@ def image_family(
                 repository = t["repository"],
                 arch = arch,
                 dockerfile = dockerfile_label(t["dockerfile"], dockerfile_dir),
+                srcs = t_srcs,
                 parents = parents_for(arch),
                 # Always manual: `:all` must not build all nine archs; the
                 # image_set below builds the ones --define arch asks for.

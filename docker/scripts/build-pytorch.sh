@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# Build the torch wheel for ROCm from a PyTorch source checkout.
+#
+# Usage: build-pytorch.sh --version PYTORCH_VERSION --rocm ROCM_VERSION \
+#            --arch PYTORCH_ROCM_ARCH SRC_DIR OUT_DIR
+#
+# SRC_DIR must be writable: hipify (tools/amd_build/build_amd.py) rewrites
+# the CUDA sources in place. Dockerfile.pytorch bind-mounts the pytorch-src
+# image read-write for the one RUN, so neither the hipified tree nor the
+# multi-GB build directory ends up in a layer; only the wheel does.
+#
+# The wheel is versioned <PYTORCH_VERSION>+rocm<release>, like PyTorch's own
+# ROCm wheels. It declares no triton requirement: the images install our
+# triton wheel next to it where they need one.
+set -euo pipefail
+
+die() { echo "build-pytorch: $*" >&2; exit 1; }
+
+usage="usage: build-pytorch.sh --version V --rocm ROCM_VERSION --arch ARCH SRC_DIR OUT_DIR"
+version="" rocm="" arch=""
+while [ "$#" -gt 2 ]; do
+    case "$1" in
+        --version) version=$2 ;;
+        --rocm) rocm=$2 ;;
+        --arch) arch=$2 ;;
+        *) die "$usage" ;;
+    esac
+    shift 2
+done
+[ "$#" -eq 2 ] && [ -n "$version" ] && [ -n "$rocm" ] && [ -n "$arch" ] || die "$usage"
+src=$1
+out=$2
+script_dir=$(cd "$(dirname "$0")" && pwd)
+
+# shellcheck source=rocm-release.sh
+. "$script_dir/rocm-release.sh"
+release=$(rocm_release "$rocm")
+# PyTorch's own scripts read ROCM_VERSION as a plain release number; the
+# image tag form ("10.1.0-full") must not leak into the build.
+unset ROCM_VERSION
+export PYTORCH_ROCM_ARCH=$arch
+
+cd "$src"
+[ -f tools/amd_build/build_amd.py ] || die "$src is not a PyTorch source tree"
+# shellcheck source=build-env.sh
+. "$script_dir/build-env.sh"
+
+constraints=$(mktemp)
+trap 'rm -f "$constraints"' EXIT
+python "$script_dir/own-packages.py" >"$constraints"
+python -m pip install --constraint "$constraints" --requirement requirements.txt
+
+python tools/amd_build/build_amd.py
+
+export USE_ROCM=1
+export USE_CUDA=0
+export BUILD_TEST=0
+export PYTORCH_BUILD_VERSION="${version}+rocm${release}"
+export PYTORCH_BUILD_NUMBER=1
+export CMAKE_PREFIX_PATH=${VIRTUAL_ENV:-/opt/venv}
+export ROCM_PATH=${ROCM_PATH:-/opt/rocm}
+
+mkdir -p "$out"
+python -m pip wheel --no-build-isolation --no-deps --wheel-dir "$out" --verbose .
+
+shopt -s nullglob
+wheels=("$out"/torch-"$PYTORCH_BUILD_VERSION"-*.whl)
+[ "${#wheels[@]}" -eq 1 ] || die "expected one torch-$PYTORCH_BUILD_VERSION wheel in $out, found: $(ls "$out")"
+if [ "${CMAKE_CXX_COMPILER_LAUNCHER:-}" = sccache ]; then
+    sccache --show-stats || true
+elif [ "${CMAKE_CXX_COMPILER_LAUNCHER:-}" = ccache ]; then
+    ccache --show-stats || true
+fi
+echo "build-pytorch: ${wheels[0]##*/} for $PYTORCH_ROCM_ARCH"

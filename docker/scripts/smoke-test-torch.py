@@ -1,0 +1,129 @@
+"""Smoke test of an installed torch wheel built for ROCm.
+
+Usage: python smoke-test-torch.py [--version 2.15.0] [--arch gfx950] [--triton 3.9.0]
+
+--arch defaults to the arch the image was built for (/etc/rocm-pytorch/gpu-arch);
+without --version or --triton those checks are skipped.
+
+Runs anywhere: the build checks (a HIP build, the expected version, our
+triton) and small CPU computations always run; the GPU checks run when a GPU
+is visible (`docker run --device /dev/kfd --device /dev/dri ...`) and are
+reported as skipped otherwise, so the image builds on GPU-less builders and
+the same command is the first thing to run on a GPU host.
+"""
+
+import argparse
+import sys
+from collections.abc import Callable
+
+import torch
+
+ARCH_FILE = "/etc/rocm-pytorch/gpu-arch"
+FAILED: list[str] = []
+
+
+def check(name: str, test: Callable[[], None]) -> None:
+    try:
+        test()
+    except Exception as error:
+        FAILED.append(name)
+        print(f"FAIL {name}: {error!r}")
+    else:
+        print(f"ok   {name}")
+
+
+def image_arch() -> str | None:
+    try:
+        with open(ARCH_FILE, encoding="utf-8") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def build_checks(version: str | None, triton_version: str | None) -> None:
+    def is_hip_build() -> None:
+        assert torch.version.hip, "torch.version.hip is empty: not a ROCm build"
+        assert torch.version.cuda is None, f"CUDA build: {torch.version.cuda}"
+
+    def has_version() -> None:
+        public = torch.__version__.split("+")[0]
+        assert public == version, f"torch {torch.__version__}, expected {version}"
+
+    def has_triton() -> None:
+        import triton
+
+        assert triton.__version__.startswith(triton_version), triton.__version__
+
+    check("HIP build", is_hip_build)
+    if version:
+        check(f"torch version {version}", has_version)
+    if triton_version:
+        check(f"triton {triton_version} importable", has_triton)
+
+
+def cpu_checks() -> None:
+    def matmul() -> None:
+        a = torch.randn(64, 32, dtype=torch.float64)
+        torch.testing.assert_close(a @ torch.eye(32, dtype=torch.float64), a)
+
+    def autograd() -> None:
+        x = torch.randn(16, requires_grad=True)
+        (x * x).sum().backward()
+        torch.testing.assert_close(x.grad, 2 * x.detach())
+
+    def conv() -> None:
+        image = torch.ones(1, 1, 5, 5)
+        out = torch.nn.functional.conv2d(image, torch.ones(1, 1, 3, 3))
+        torch.testing.assert_close(out, torch.full((1, 1, 3, 3), 9.0))
+
+    check("CPU matmul", matmul)
+    check("CPU autograd", autograd)
+    check("CPU conv2d", conv)
+
+
+def gpu_checks(arch: str | None) -> None:
+    if not torch.cuda.is_available():
+        print("skip GPU checks: no GPU visible")
+        return
+
+    def runs_on_arch() -> None:
+        props = torch.cuda.get_device_properties(0)
+        assert props.gcnArchName.split(":")[0] == arch, (
+            f"GPU is {props.gcnArchName}, image is for {arch}"
+        )
+
+    def matmul() -> None:
+        a = torch.randn(256, 256)
+        b = torch.randn(256, 256)
+        expected = a @ b
+        torch.testing.assert_close((a.cuda() @ b.cuda()).cpu(), expected, rtol=1e-3, atol=1e-3)
+
+    if arch:
+        check(f"GPU is {arch}", runs_on_arch)
+    check("GPU matmul (rocBLAS)", matmul)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--version", help="expected torch version, e.g. 2.15.0")
+    parser.add_argument(
+        "--arch", default=image_arch(), help="GPU architecture the wheel was built for"
+    )
+    parser.add_argument("--triton", help="expected triton version, if triton is installed")
+    args = parser.parse_args()
+
+    print(
+        f"torch {torch.__version__}, HIP {torch.version.hip}, image arch {args.arch or 'unknown'}"
+    )
+    build_checks(args.version, args.triton)
+    cpu_checks()
+    gpu_checks(args.arch)
+    if FAILED:
+        print(f"{len(FAILED)} smoke check(s) failed: {', '.join(FAILED)}")
+        return 1
+    print("all smoke checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
