@@ -86,3 +86,11 @@ def write_plan(tmp: Path, entries: list[tuple[str, str | None, str, str | None]]
     plan = tmp / f"plan{len(list(tmp.glob('plan*.json')))}.json"
     plan.write_text(json.dumps({"images": images}))
     return plan
+
+
+def push_one(tmp: Path, registry: str, *args: str, env: dict | None = None) -> Run:
+    """Push triton-wheel alone (a one-image plan) to ``registry``/rocm-pytorch."""
+    plan = write_plan(tmp, [("triton-wheel", None, "triton-wheel", None)])
+    return registry_tool(
+        "push", "--plan", str(plan), "--registry", f"{registry}/{NAMESPACE}", *args, env=env
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.registry.conftest import NAMESPACE, registry_tool, write_plan
+from tests.registry.conftest import push_one
 from tests.registry.fixtures import Registry, docker_config
 
 
@@ -24,15 +24,7 @@ def tls_registry(tmp_path):
 
 def test_good_credentials_from_docker_config_push(auth_registry, tmp_path):
     config = docker_config(tmp_path / "docker", auth_registry.host, "ci", "s3cret")
-    plan = write_plan(tmp_path, [("triton-wheel", None, "triton-wheel", None)])
-    result = registry_tool(
-        "push",
-        "--plan",
-        str(plan),
-        "--registry",
-        f"{auth_registry.host}/{NAMESPACE}",
-        env={"DOCKER_CONFIG": str(config)},
-    )
+    result = push_one(tmp_path, auth_registry.host, env={"DOCKER_CONFIG": str(config)})
     assert result.code == 0, result.err
     assert "1/1 images pushed" in result.err
 
@@ -44,43 +36,21 @@ def test_bad_or_missing_credentials_fail_naming_docker_login(auth_registry, tmp_
         docker_config(config, auth_registry.host, "ci", password)
     else:
         config.mkdir()
-    plan = write_plan(tmp_path, [("triton-wheel", None, "triton-wheel", None)])
-    result = registry_tool(
-        "push",
-        "--plan",
-        str(plan),
-        "--registry",
-        f"{auth_registry.host}/{NAMESPACE}",
-        env={"DOCKER_CONFIG": str(config)},
-    )
+    result = push_one(tmp_path, auth_registry.host, env={"DOCKER_CONFIG": str(config)})
     assert result.code == 1
     assert "HTTP 401 unauthorized" in result.err
     assert f"docker login {auth_registry.host}" in result.err
 
 
 def test_tls_registry_with_its_ca_is_accepted(tls_registry, tmp_path):
-    plan = write_plan(tmp_path, [("triton-wheel", None, "triton-wheel", None)])
-    result = registry_tool(
-        "push",
-        "--plan",
-        str(plan),
-        "--registry",
-        f"https://{tls_registry.host}/{NAMESPACE}",
-        "--ca-file",
-        str(tls_registry.ca_file),
+    result = push_one(
+        tmp_path, f"https://{tls_registry.host}", "--ca-file", str(tls_registry.ca_file)
     )
     assert result.code == 0, result.err
 
 
 def test_tls_registry_without_its_ca_is_refused(tls_registry, tmp_path):
-    plan = write_plan(tmp_path, [("triton-wheel", None, "triton-wheel", None)])
-    result = registry_tool(
-        "push",
-        "--plan",
-        str(plan),
-        "--registry",
-        f"https://{tls_registry.host}/{NAMESPACE}",
-    )
+    result = push_one(tmp_path, f"https://{tls_registry.host}")
     assert result.code == 1
     assert "TLS certificate not trusted" in result.err
     assert "--ca-file" in result.err

@@ -7,6 +7,7 @@ from tests.registry.conftest import (
     expected_default_refs,
     metadata,
     push_default,
+    push_one,
     registry_tool,
     write_plan,
 )
@@ -117,18 +118,7 @@ def test_tags_lists_digest_target_and_arch(registry):
 
 
 def test_push_to_an_unreachable_registry_fails_naming_it(tmp_path):
-    plan = write_plan(tmp_path, [("triton-wheel", None, "triton-wheel", None)])
-    result = registry_tool(
-        "push",
-        "--plan",
-        str(plan),
-        "--registry",
-        "127.0.0.1:9/ns",
-        "--retries",
-        "1",
-        "--backoff",
-        "0.01",
-    )
+    result = push_one(tmp_path, "127.0.0.1:9", "--retries", "1", "--backoff", "0.01")
     assert result.code == 1
     assert "registry: error:" in result.err and "127.0.0.1:9" in result.err
     assert "Traceback" not in result.err

@@ -34,6 +34,11 @@ def _connection_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _plan_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--plan", type=Path, required=True, action="append", help="plan JSON")
+    p.add_argument("--registry", help="[https://]HOST[:PORT][/NAMESPACE] instead of the plan's")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="registry", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -44,8 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Push every image of the plan: missing blobs, manifest by digest, then"
         " tags; parents first; immutable tags checked before anything is written.",
     )
-    push.add_argument("--plan", type=Path, required=True, action="append", help="plan JSON")
-    push.add_argument("--registry", help="HOST[:PORT][/NAMESPACE] instead of the plan's")
+    _plan_args(push)
     push.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
     _connection_args(push)
 
@@ -55,8 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print each registry/repository:tag of the plan, parents first."
         " Reads only tagconf's specs: no image is built.",
     )
-    plan.add_argument("--plan", type=Path, required=True, action="append", help="plan JSON")
-    plan.add_argument("--registry", help="HOST[:PORT][/NAMESPACE] instead of the plan's")
+    _plan_args(plan)
 
     tags = sub.add_parser(
         "tags",

@@ -63,6 +63,23 @@ def _update_command(catalog_path: Path) -> str:
     return f"bazel run //{'' if package == '.' else package}:update_targets"
 
 
+def _value_args(p: argparse.ArgumentParser) -> None:
+    """--set and --vcs-ref: the values tags are rendered with."""
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a catalogue default, e.g. PYTORCH_VERSION=2.16.0",
+    )
+    p.add_argument("--vcs-ref", metavar="REF", help="git sha (7-40 lowercase hex): adds -g<REF>")
+
+
+def _values(catalog: Catalog, args: argparse.Namespace, vcs_ref: str | None) -> dict[str, str]:
+    overrides = dict(parse_assignment(a) for a in args.set)
+    return resolve_values(catalog, overrides, vcs_ref)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tagconf",
@@ -94,14 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="A[,B...]|all",
         help="architectures (default: the catalogue default; 'all' = every known)",
     )
-    tags.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a catalogue default, e.g. PYTORCH_VERSION=2.16.0",
-    )
-    tags.add_argument("--vcs-ref", metavar="REF", help="git sha (7-40 lowercase hex): adds -g<REF>")
+    _value_args(tags)
     tags.add_argument(
         "--kind",
         choices=[*KINDS, "all"],
@@ -138,14 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     spec.add_argument("--target", required=True, metavar="T", help="catalogue target")
     spec.add_argument("--arch", metavar="A", help="architecture (ignored for arch-free targets)")
-    spec.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a catalogue default",
-    )
-    spec.add_argument("--vcs-ref", metavar="REF", help="git sha (7-40 lowercase hex)")
+    _value_args(spec)
     spec.add_argument(
         "--status-file",
         type=Path,
@@ -196,8 +199,7 @@ def _cmd_tags(args: argparse.Namespace, out) -> int:
         names += catalog.group(args.group)
     if not names:
         names = list(catalog.target_names)
-    overrides = dict(parse_assignment(a) for a in args.set)
-    values = resolve_values(catalog, overrides, args.vcs_ref)
+    values = _values(catalog, args, args.vcs_ref)
     images = render_many(catalog, names, _archs(catalog, args.arch), values)
     check_collisions(images)
     registry = catalog.registry if args.registry == "" else (args.registry or "")
@@ -223,11 +225,10 @@ def _status_vcs_ref(path: Path) -> str | None:
 def _cmd_spec(args: argparse.Namespace, out) -> int:
     catalog = _load(args)
     target = catalog.target(args.target)
-    overrides = dict(parse_assignment(a) for a in args.set)
     vcs_ref = args.vcs_ref
     if vcs_ref is None and args.status_file:
         vcs_ref = _status_vcs_ref(args.status_file)
-    values = resolve_values(catalog, overrides, vcs_ref)
+    values = _values(catalog, args, vcs_ref)
     arch = None
     if target.arch:
         arch = catalog.check_arch(args.arch or catalog.default_arch)
