@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Workspace status for `--config=release` (see .bazelrc): Bazel runs this at
+# the workspace root and copies each `KEY value` line into its stamp files.
+# STABLE_ keys go to stable-status.txt, so a new commit re-runs the actions
+# that read them (the tag rules: the immutable `<versioned>-g<sha>` tag).
+#
+#   STABLE_VCS_REF    the commit's short sha (7+ lowercase hex digits)
+#   STABLE_GIT_DIRTY  true when tracked files differ from the commit, else false
+#
+# Outside a git checkout (a source tarball) it prints nothing and exits 0, so
+# stamped builds still work and simply carry no commit tag.
+set -euo pipefail
+
+if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  exit 0
+fi
+if ! ref=$(git rev-parse --short=7 --verify -q HEAD 2>/dev/null); then
+  exit 0 # a repository without commits yet
+fi
+ref=$(printf '%s' "$ref" | tr 'A-F' 'a-f')
+case $ref in
+  *[!0-9a-f]* | "") exit 0 ;; # never hand the tag rules a malformed ref
+esac
+echo "STABLE_VCS_REF $ref"
+
+# Untracked files do not count: they are not part of the commit's build.
+# GIT_OPTIONAL_LOCKS=0: never take index.lock (a concurrent git command in the
+# same checkout must not fail because a build is running).
+if [ -z "$(GIT_OPTIONAL_LOCKS=0 git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+  echo "STABLE_GIT_DIRTY false"
+else
+  echo "STABLE_GIT_DIRTY true"
+fi
