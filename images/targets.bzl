@@ -193,10 +193,6 @@ TARGETS = {
         "stage": "wheel",
         "parents": [
             "pytorch",
-            "pytorch-run",
-            "triton-wheel",
-            "aiter-wheel",
-            "torchvision-wheel",
         ],
     },
     "lmcache": {
@@ -222,9 +218,6 @@ TARGETS = {
         "stage": "wheel",
         "parents": [
             "pytorch",
-            "vllm",
-            "cupy-wheel",
-            "nixl-wheel",
         ],
     },
 }

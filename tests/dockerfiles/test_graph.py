@@ -1,0 +1,152 @@
+"""The Dockerfiles' own graph matches the catalogue's (static; no Docker).
+
+For every catalogue target, the external references its stage reaches
+(FROM, COPY --from, RUN --mount from= names that are no stage of the same
+Dockerfile, followed through the stages transitively; a stage named like a
+parent is replaced by that parent's named context) are exactly its catalogue
+parents, plus the upstream image for the targets built FROM it. The image
+rules build their Bazel graph from those parents, so this is the check that
+the Bazel graph and the Dockerfiles' graph agree. Also: every ARG a stage
+uses is declared and every declared ARG used, every file taken from the
+build context exists under docker/, and images/dockerfiles.bzl wires exactly
+those files.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.dockerfiles import model
+from tests.dockerfiles.family import (
+    CATALOG,
+    DOCKERFILE_IDS,
+    DOCKERFILES,
+    TARGET_IDS,
+    TARGETS,
+    UPSTREAM_TARGETS,
+    build_args,
+    contexts,
+    upstream_ref,
+)
+from tools.tagconf.spec import ARCH_BUILD_ARG
+
+# Every file of docker/scripts (the //docker:scripts filegroup, as Bazel sees it).
+SCRIPTS = sorted(os.environ["DOCKER_SCRIPTS"].split())
+SRCS_TABLE = "images/dockerfiles.bzl"  # DOCKERFILE_SRCS: the files //images wires per Dockerfile
+
+PARSED = {df: model.parse(df) for df in DOCKERFILES}
+
+
+def arg_universe() -> set[str]:
+    """Every name that is a build arg somewhere in the family."""
+    names = set(CATALOG.defaults) | {ARCH_BUILD_ARG}
+    for df in PARSED.values():
+        names |= {n for n, _, _ in df.global_args}
+        names |= {n for s in df.stages for n, _, _ in s.args()}
+    return names
+
+
+def context_files(dockerfile: str) -> dict[str, list[str]]:
+    """Repository paths ``dockerfile`` takes from the build context -> where."""
+    out: dict[str, list[str]] = {}
+    for stage in PARSED[dockerfile].stages:
+        for f in stage.context_files():
+            path = f.path.removeprefix("./").lstrip("/")
+            out.setdefault(path, []).append(f"{dockerfile}:{f.line} ({f.how})")
+    return out
+
+
+@pytest.mark.parametrize("target", TARGETS, ids=TARGET_IDS)
+def test_stage_reaches_exactly_its_catalogue_parents(target):
+    dockerfile = PARSED[target.dockerfile]
+    # should define the stage the catalogue builds
+    assert target.stage in dockerfile.stage_names, (
+        f"{target.name}: {target.dockerfile} has no stage {target.stage!r};"
+        f" its stages: {dockerfile.stage_names}"
+    )
+    reach = model.reach(dockerfile, target.stage, contexts(target), build_args(target))
+    expected = set(target.parents) | (
+        {upstream_ref()} if target.name in UPSTREAM_TARGETS else set()
+    )
+    found = set(reach.external)
+    # should reach every catalogue parent (else the parent is built for nothing)
+    # and nothing else (else the build needs an image Bazel does not provide)
+    assert found == expected, (
+        f"{target.name} ({target.dockerfile} --target {target.stage}):\n"
+        f"  catalogue parents{' + upstream' if target.name in UPSTREAM_TARGETS else ''}:"
+        f" {sorted(expected)}\n"
+        f"  the Dockerfile reaches: {sorted(found)}\n"
+        + "".join(
+            f"  not in the catalogue: {r} ({reach.external[r]})\n" for r in sorted(found - expected)
+        )
+        + "".join(f"  never reached: {r}\n" for r in sorted(expected - found))
+        + "Fix the Dockerfile, or `parents` of the target in images/catalog.toml."
+    )
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILE_IDS)
+def test_every_stage_is_built_by_some_target(dockerfile):
+    built = set()
+    for t in DOCKERFILES[dockerfile]:
+        built |= set(model.reach(PARSED[dockerfile], t.stage, contexts(t), build_args(t)).built)
+    dead = [s for s in PARSED[dockerfile].stage_names if s not in built]
+    # should have no stage that no catalogue target builds
+    assert not dead, f"{dockerfile}: stage(s) {dead} are built by no catalogue target"
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILE_IDS)
+def test_args_are_declared_before_use_and_used(dockerfile):
+    problems = model.arg_problems(PARSED[dockerfile], arg_universe())
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILE_IDS)
+def test_context_files_exist_under_docker(dockerfile):
+    problems = []
+    for path, where in sorted(context_files(dockerfile).items()):
+        if path in ("", ".") or not path.startswith("docker/"):
+            problems.append(f"{where[0]}: {path!r}: take single files from under docker/")
+        elif glob.has_magic(path):
+            problems.append(f"{where[0]}: {path!r}: name the files, no patterns")
+        elif not Path(path).is_file():
+            problems.append(f"{where[0]}: {path} does not exist (or is not a file)")
+    # should take only existing files under docker/ from the build context
+    assert not problems, "\n".join(problems)
+
+
+def test_every_script_is_used():
+    used = set().union(*(context_files(df) for df in DOCKERFILES))
+    unused = [p for p in SCRIPTS if p not in used]
+    # should carry no script that no Dockerfile COPYs or mounts
+    assert not unused, f"{unused} are used by no Dockerfile of the catalogue"
+
+
+def srcs_table() -> dict[str, list[str]]:
+    """DOCKERFILE_SRCS of images/dockerfiles.bzl as repository paths (BUILD passes it as JSON)."""
+    table = json.loads(os.environ["DOCKERFILE_SRCS"])
+    return {
+        df: [label.removeprefix("//").replace(":", "/", 1) for label in labels]
+        for df, labels in table.items()
+    }
+
+
+def test_srcs_table_covers_exactly_the_catalogue_dockerfiles():
+    assert sorted(srcs_table()) == DOCKERFILE_IDS
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILE_IDS)
+def test_srcs_table_matches_the_dockerfile(dockerfile):
+    wired = srcs_table().get(dockerfile, [])
+    needed = set(context_files(dockerfile))
+    # should wire each file once, and exactly the files the Dockerfile uses
+    assert len(wired) == len(set(wired)), f"{SRCS_TABLE}: {dockerfile} lists a file twice"
+    assert set(wired) == needed, (
+        f"{SRCS_TABLE}: DOCKERFILE_SRCS[{dockerfile!r}] differs from what the Dockerfile"
+        f" COPYs or bind-mounts:\n  missing: {sorted(needed - set(wired))}\n"
+        f"  not used: {sorted(set(wired) - needed)}"
+    )
