@@ -32,10 +32,7 @@ import argparse
 import json
 import os
 import re
-import shutil
 import signal
-import stat
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,6 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run as a script: `tools` is a package at the root
+    sys.path.insert(0, str(REPO))
+
+from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree  # noqa: E402
+
 CATALOG = REPO / "images" / "catalog.toml"
 REAL_FAMILY = "//images:family"
 FIXTURE_FAMILY = "//tests/e2e:family"
@@ -77,58 +79,24 @@ class Result:
         return m.group(1).rstrip(".") if m else "?"
 
 
-class Bazel:
-    """A Bazel server on its own throwaway output base."""
+class Bazel(ScratchBazel):
+    """The bench's server: each call a `Result`, with phases if `profile`."""
 
     def __init__(self, output_base: Path, workdir: Path) -> None:
-        self.output_base = output_base
+        super().__init__(output_base)
         self.workdir = workdir
-        self.calls = 0
 
     def __call__(self, *args: str, profile: bool = False, check: bool = True) -> Result:
-        self.calls += 1
-        extra = []
-        profile_path = self.workdir / f"profile-{self.calls}.json"
-        if profile:
-            extra = [f"--profile={profile_path}"]
-        cmd = [
-            "bazel",
-            f"--output_base={self.output_base}",
-            "--max_idle_secs=600",  # a bench killed hard leaves no server for long
-            *args,
-            *extra,
-        ]
-        start = time.monotonic()
-        proc = subprocess.run(
-            cmd, cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False
-        )
-        result = Result(time.monotonic() - start, proc.returncode, proc.stdout, proc.stderr)
+        profile_path = self.workdir / f"profile-{self.calls + 1}.json"
+        extra = [f"--profile={profile_path}"] if profile else []
+        run = self.run(*args, *extra)
+        result = Result(run.wall, run.rc, run.stdout, run.stderr)
         if profile and profile_path.exists():
             result.phases = phases(profile_path)
-        if check and proc.returncode != 0:
-            sys.stderr.write(proc.stderr[-4000:])
-            raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}")
+        if check and run.rc != 0:
+            sys.stderr.write(run.stderr[-4000:])
+            raise RuntimeError(f"{' '.join(self.command(*args, *extra))} exited {run.rc}")
         return result
-
-    def shutdown(self) -> None:
-        if not self.calls or not self.output_base.exists():
-            return
-        try:
-            subprocess.run(
-                ["bazel", f"--output_base={self.output_base}", "shutdown"],
-                cwd=REPO,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=60,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            pass
-        try:  # if it did not go: it is our server, end it by its pid
-            pid = int((self.output_base / "server" / "server.pid.txt").read_text().strip())
-            os.kill(pid, signal.SIGKILL)
-        except (OSError, ValueError):
-            pass
 
 
 def phases(profile: Path) -> dict[str, float]:
@@ -149,20 +117,6 @@ def phases(profile: Path) -> dict[str, float]:
     return out
 
 
-def read_exec_log(path: Path) -> list[dict]:
-    """The SpawnExec entries of a `--execution_log_json_file` (concatenated JSON)."""
-    text = path.read_text() if path.exists() else ""
-    decoder = json.JSONDecoder()
-    spawns, pos = [], 0
-    while True:
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if pos >= len(text):
-            return spawns
-        obj, pos = decoder.raw_decode(text, pos)
-        spawns.append(obj)
-
-
 def image_builds(spawns: list[dict]) -> list[str]:
     return sorted(s.get("targetLabel", "?") for s in spawns if s.get("mnemonic") == IMAGE_MNEMONIC)
 
@@ -173,22 +127,6 @@ def short(labels: list[str]) -> str:
 
 def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}x" if b else "n/a"
-
-
-def rmtree(path: Path) -> None:
-    def retry(func, p, _exc):
-        try:
-            os.chmod(Path(p).parent, stat.S_IRWXU)
-            os.chmod(p, stat.S_IRWXU)
-        except OSError:
-            pass
-        func(p)
-
-    if path.exists():
-        if sys.version_info >= (3, 12):
-            shutil.rmtree(path, onexc=retry)
-        else:
-            shutil.rmtree(path, onerror=retry)
 
 
 # ---- the benchmarks ----------------------------------------------------------

@@ -1,0 +1,435 @@
+"""Remote cache check: a real HTTP cache, two fresh output bases, 100 % hits.
+
+Starts a loopback Bazel HTTP cache (Debian's nginx with WebDAV, through
+`bazel-sid-run`) on a free 127.0.0.1 port, then runs a small real subset of
+the repository twice with `--config=ci` against it:
+
+- run A, output base A, empty cache: builds and tests everything and uploads
+  every cacheable result;
+- run B, a fresh output base B (no action cache, no outputs), same cache.
+
+and checks, from run B's execution log (`--execution_log_json_file`):
+
+- every cacheable spawn (everything but ImageBuild) was a remote cache hit;
+- the ImageBuild actions (the Docker image builds) ran locally, uncached;
+
+and from the cache directory itself:
+
+- no file of an image's OCI layout (blobs, index.json) nor its metadata JSON
+  is in the CAS (the CAS key of a blob is its sha256, the same digest the OCI
+  layout names it by), and no CAS entry is larger than the largest output of
+  a cacheable action (a cache size bound that an uploaded layout would break).
+
+Prints `PASS: ...`/`FAIL: ...` per check, the hit rate, the cache size and the
+wall times of A and B, then `remote cache checks: N passed, M failed`; exits
+non-zero on any failure. nginx, both Bazel servers and every temporary file
+(output bases included) are gone at the end, whatever happens.
+
+Needs: the Docker engine (`eval "$(../shared/ci/container-services.sh start)"`;
+DOCKER_HOST/DOCKER_CONFIG are passed to the actions by .bazelrc) and
+`bazel-sid-run` (../shared/ci/install-bazel.sh). Python 3.11, stdlib only.
+
+    python3 .ci/remote_cache_check.py [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import signal
+import socket
+import string
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run as a script: `tools` is a package at the root
+    sys.path.insert(0, str(REPO))
+
+from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree  # noqa: E402
+
+NGINX_TEMPLATE = Path(__file__).resolve().parent / "remote_cache" / "nginx.conf.template"
+
+# A small real subset: two pytest/diff tests (Python toolchain, pip deps,
+# generated files) and one real image build (the stand-in upstream image and
+# triton-wheel: two ImageBuild actions, plus the cacheable ImageSpec).
+TARGETS = [
+    "//tests/tagconf:tagconf_test",
+    "//tests/generated:targets_bzl_test",
+    "//tests/e2e:triton-wheel",
+]
+IMAGE_MNEMONIC = "ImageBuild"
+BAZEL_TIMEOUT = 600  # per invocation; a run takes well under a minute here
+
+RESULTS: list[tuple[str, bool]] = []
+
+
+def report(name: str, ok: bool, detail: str = "") -> bool:
+    RESULTS.append((name, ok))
+    print(f"{'PASS' if ok else 'FAIL'}: {name}{': ' + detail if detail else ''}", flush=True)
+    return ok
+
+
+def info(line: str) -> None:
+    print(f"  {line}", flush=True)
+
+
+# ---- the cache ---------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Nginx:
+    """nginx in the foreground, serving `root` over WebDAV on 127.0.0.1:port."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.prefix = workdir / "nginx"
+        self.root = workdir / "cache"
+        self.proc: subprocess.Popen | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        for sub in ("tmp/body", "tmp/proxy", "tmp/fastcgi", "tmp/uwsgi", "tmp/scgi"):
+            (self.prefix / sub).mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(parents=True, exist_ok=True)
+        last_error = ""
+        for _ in range(3):  # another process may take the free port first
+            self.port = free_port()
+            conf = string.Template(NGINX_TEMPLATE.read_text()).substitute(
+                prefix=self.prefix,
+                root=self.root,
+                port=self.port,
+                user_line="user root;" if os.geteuid() == 0 else "",
+            )
+            (self.prefix / "nginx.conf").write_text(conf)
+            log = (self.prefix / "stderr.log").open("w")
+            self.proc = subprocess.Popen(
+                ["bazel-sid-run", "nginx", "-p", str(self.prefix), "-c", "nginx.conf"],
+                cwd=self.prefix,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own group: stop() ends it and its workers
+            )
+            log.close()
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                try:
+                    urllib.request.urlopen(self.url + "/", timeout=2).close()
+                    return
+                except urllib.error.HTTPError:
+                    return  # 403/404 on / is an answer: it is up
+                except OSError:
+                    time.sleep(0.2)
+            last_error = self.logs()
+            self.stop()
+        raise RuntimeError(f"nginx did not start:\n{last_error}")
+
+    def logs(self) -> str:
+        out = []
+        for name in ("stderr.log", "error.log"):
+            path = self.prefix / name
+            if path.exists():
+                out.append(path.read_text(errors="replace")[-2000:])
+        return "\n".join(out)
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=10)
+        except (ProcessLookupError, PermissionError):
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+    def self_test(self) -> None:
+        """PUT, GET and DELETE one object, as Bazel's HTTP cache client does."""
+        body = os.urandom(4096)
+        url = f"{self.url}/selftest/{hashlib.sha256(body).hexdigest()}"
+        req = urllib.request.Request(url, data=body, method="PUT")
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            if resp.status not in (200, 201, 204):
+                raise RuntimeError(f"PUT {url}: HTTP {resp.status}")
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            if resp.read() != body:
+                raise RuntimeError(f"GET {url}: different bytes back")
+        urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=10).close()
+
+    def uploads(self) -> tuple[int, int]:
+        """PUT requests to /ac/ and /cas/ so far, and their request bytes."""
+        count = size = 0
+        log = self.prefix / "access.log"
+        if log.exists():
+            for line in log.read_text(errors="replace").splitlines():
+                parts = line.split()
+                if len(parts) == 4 and parts[0] == "PUT" and parts[1].startswith(("/ac/", "/cas/")):
+                    count += 1
+                    size += int(parts[3]) if parts[3].isdigit() else 0
+        return count, size
+
+
+def cache_entries(root: Path, kind: str) -> dict[str, int]:
+    """{sha256: size} of the cache's `ac` or `cas` directory."""
+    folder = root / kind
+    if not folder.is_dir():
+        return {}
+    return {p.name: p.stat().st_size for p in folder.iterdir() if p.is_file()}
+
+
+def label(spawn: dict) -> str:
+    return spawn.get("targetLabel") or spawn.get("progressMessage") or "?"
+
+
+def is_image(spawn: dict) -> bool:
+    return spawn.get("mnemonic") == IMAGE_MNEMONIC
+
+
+def output_files(spawn: dict) -> list[dict]:
+    return spawn.get("actualOutputs") or []
+
+
+def remote_hit(spawn: dict) -> bool:
+    return spawn.get("runner") == "remote cache hit" or bool(spawn.get("remoteCacheHit"))
+
+
+def image_output_digests(spawns: list[dict]) -> dict[str, str]:
+    """{sha256: path} of every file the ImageBuild spawns wrote (layout files, metadata).
+
+    The log lists each file of a tree artifact (the OCI layout) with its
+    sha256, which is also its name in the cache's CAS if it was ever uploaded.
+    """
+    return {
+        o["digest"]["hash"]: o["path"]
+        for s in spawns
+        if is_image(s)
+        for o in output_files(s)
+        if o.get("digest", {}).get("hash")
+    }
+
+
+def image_manifests(execroot: Path | None, spawns: list[dict]) -> dict[str, str]:
+    """{manifest sha256: label} from each ImageBuild's metadata JSON (`digest`)."""
+    out: dict[str, str] = {}
+    for s in spawns:
+        if not is_image(s) or execroot is None:
+            continue
+        for item in s.get("listedOutputs") or []:
+            path = execroot / item
+            if path.suffix == ".json" and path.is_file():
+                digest = json.loads(path.read_text()).get("digest", "")
+                out[digest.removeprefix("sha256:")] = label(s)
+    return out
+
+
+def largest_cacheable_output(execroot: Path | None, spawns: list[dict]) -> int:
+    """Bytes of the largest file a cacheable spawn produced, test logs included.
+
+    A test's log is its stdout, not a listed output, but it goes to the cache
+    too, so read it from the output base.
+    """
+    sizes = [
+        int(o.get("digest", {}).get("sizeBytes", 0))
+        for s in spawns
+        if not is_image(s)
+        for o in output_files(s)
+    ]
+    for s in spawns:
+        if s.get("mnemonic") == "TestRunner" and execroot is not None:
+            for item in s.get("listedOutputs") or []:
+                log = execroot / Path(item).parent / "test.log"
+                if log.is_file():
+                    sizes.append(log.stat().st_size)
+    return max(sizes, default=0)
+
+
+# ---- the check ---------------------------------------------------------------
+
+
+def bazel_run(
+    bazel: ScratchBazel, cache_url: str, exec_log: Path, extra: list[str]
+) -> tuple[bool, str, float, str]:
+    """Run the subset; (passed, output tail, wall seconds, Bazel's critical path)."""
+    rc, out, err, wall = bazel.run(
+        "test",
+        *TARGETS,
+        "--config=ci",
+        f"--remote_cache={cache_url}",
+        "--disk_cache=",  # only the cache under test
+        f"--execution_log_json_file={exec_log}",
+        *extra,
+    )
+    lines = (out + err).strip().splitlines()
+    keep = [i for i, line in enumerate(lines) if re.search(r"ERROR|FAILED|error:", line)]
+    keep = sorted(set(keep[-20:]) | set(range(max(0, len(lines) - 6), len(lines))))
+    tail = "\n".join(lines[i] for i in keep)
+    m = re.search(r"Critical Path: ([0-9.]+)s", err)
+    critical = f"critical path {m.group(1)}s" if m else "no critical path line"
+    return rc == 0 and exec_log.exists(), tail, wall, critical
+
+
+def check(workdir: Path, extra: list[str]) -> None:
+    if not os.environ.get("DOCKER_HOST"):
+        report(
+            "Docker engine",
+            False,
+            "DOCKER_HOST is not set; run "
+            'eval "$(bash ../shared/ci/container-services.sh start)" first',
+        )
+        return
+    nginx = Nginx(workdir)
+    bazel_a = ScratchBazel(workdir / "output-base-a", timeout=BAZEL_TIMEOUT)
+    bazel_b = ScratchBazel(workdir / "output-base-b", timeout=BAZEL_TIMEOUT)
+    try:
+        try:
+            nginx.start()
+            nginx.self_test()
+            report("loopback HTTP cache up (nginx WebDAV PUT/GET)", True, nginx.url)
+        except Exception as e:  # nothing else can run without it
+            report("loopback HTTP cache up (nginx WebDAV PUT/GET)", False, str(e))
+            return
+
+        # ---- run A: cold cache, fresh output base
+        log_a = workdir / "exec-a.json"
+        ok, tail, wall_a, critical_a = bazel_run(bazel_a, nginx.url, log_a, extra)
+        puts, put_bytes = nginx.uploads()
+        if not report(
+            "run A (empty cache) passes and uploads",
+            ok and puts > 0,
+            f"{wall_a:.1f}s ({critical_a}), {puts} uploads, {put_bytes / 1e6:.2f} MB",
+        ):
+            info(tail.replace("\n", "\n  "))
+            return
+        spawns_a = read_exec_log(log_a)
+        rc, out, _, _ = bazel_a.run("info", "execution_root")
+        execroot = Path(out.strip()) if rc == 0 and out.strip() else None
+        image_digests = image_output_digests(spawns_a)
+        manifests = image_manifests(execroot, spawns_a)
+        largest = largest_cacheable_output(execroot, spawns_a)
+        bazel_a.shutdown()  # one server at a time on a 2-core host
+
+        # ---- run B: same cache, a fresh output base
+        log_b = workdir / "exec-b.json"
+        ok, tail, wall_b, critical_b = bazel_run(bazel_b, nginx.url, log_b, extra)
+        detail = f"{wall_b:.1f}s ({critical_b})"
+        if not report("run B (fresh output base, warm cache) passes", ok, detail):
+            info(tail.replace("\n", "\n  "))
+            return
+        spawns_b = read_exec_log(log_b)
+        bazel_b.shutdown()
+
+        cacheable = [s for s in spawns_b if not is_image(s)]
+        hits = [s for s in cacheable if remote_hit(s)]
+        misses = [s for s in cacheable if not remote_hit(s)]
+        rate = 100.0 * len(hits) / len(cacheable) if cacheable else 0.0
+        report(
+            "run B: every cacheable spawn was a remote cache hit",
+            bool(cacheable) and not misses,
+            f"{len(hits)}/{len(cacheable)} = {rate:.1f} %"
+            + "".join(
+                f"\n    miss: {s.get('mnemonic')} {label(s)} (runner {s.get('runner')!r},"
+                f" remoteCacheable {s.get('remoteCacheable')})"
+                for s in misses
+            ),
+        )
+
+        images_b = [s for s in spawns_b if is_image(s)]
+        bad = [
+            s
+            for s in images_b
+            if remote_hit(s)
+            or s.get("remoteCacheable")
+            or s.get("remotable")
+            or s.get("runner") not in ("local", "processwrapper-sandbox", "linux-sandbox")
+        ]
+        report(
+            "run B: the ImageBuild actions ran locally, uncached",
+            bool(images_b) and not bad and any("triton-wheel" in label(s) for s in images_b),
+            ", ".join(f"{label(s)} ({s.get('runner')})" for s in images_b or bad)
+            or "no ImageBuild spawn in run B",
+        )
+
+        cas = cache_entries(nginx.root, "cas")
+        ac = cache_entries(nginx.root, "ac")
+        leaked = sorted(image_digests[d] for d in image_digests.keys() & cas.keys())
+        too_big = sorted(d for d, size in cas.items() if size > largest)
+        unlisted = sorted(set(manifests) - set(image_digests))
+        report(
+            "no image layout or metadata file in the cache",
+            bool(image_digests) and bool(manifests) and not (leaked or too_big or unlisted),
+            f"{len(image_digests)} files of {len(manifests)} image outputs (manifests "
+            + ", ".join(f"{who} {d[:12]}" for d, who in sorted(manifests.items(), key=str))
+            + f"): {len(leaked)} of them among the {len(cas)} CAS entries; largest CAS entry"
+            f" {max(cas.values(), default=0)} B, bound (largest cacheable output) {largest} B"
+            + "".join(f"\n    uploaded: {p}" for p in leaked)
+            + "".join(f"\n    CAS entry over the bound: {d} ({cas[d]} B)" for d in too_big)
+            + "".join(f"\n    manifest not among the logged outputs: {d}" for d in unlisted),
+        )
+
+        total = sum(cas.values()) + sum(ac.values())
+        print(
+            f"hit rate {rate:.1f} % ({len(hits)}/{len(cacheable)} cacheable spawns,"
+            f" {len(images_b) - len(bad)}/{len(images_b)} ImageBuild local and uncached);"
+            f" cache {total / 1e6:.2f} MB"
+            f" ({len(cas)} CAS + {len(ac)} AC entries); wall time A {wall_a:.1f}s,"
+            f" B {wall_b:.1f}s (B/A {wall_b / wall_a:.2f})",
+            flush=True,
+        )
+    finally:
+        bazel_a.shutdown()
+        bazel_b.shutdown()
+        nginx.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs, cache)")
+    parser.add_argument(
+        "--bazel-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="one more option for both runs (repeatable), e.g. --bazel-arg=--jobs=4",
+    )
+    args = parser.parse_args(argv)
+
+    # SIGTERM (a CI timeout) unwinds like Ctrl-C, so the cleanup below runs.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    start = time.monotonic()
+    workdir = Path(tempfile.mkdtemp(prefix="remote-cache-check-"))
+    try:
+        check(workdir, args.bazel_arg)
+    except Exception as e:
+        report("remote cache check ran to the end", False, f"{type(e).__name__}: {e}")
+    finally:
+        if args.keep:
+            print(f"kept {workdir}")
+        else:
+            rmtree(workdir)
+    passed = sum(ok for _, ok in RESULTS)
+    failed = len(RESULTS) - passed
+    print(f"total {time.monotonic() - start:.1f}s")
+    print(f"remote cache checks: {passed} passed, {failed} failed")
+    return 1 if failed or not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

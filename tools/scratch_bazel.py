@@ -1,0 +1,134 @@
+"""Host-script helpers for a Bazel server on a throwaway output base.
+
+Shared by `.ci/remote_cache_check.py` and `bench/build_graph.py`, which run
+from the repository root as plain scripts (`python3 .ci/...`) and put that
+root on sys.path to import this module. Python 3.11, stdlib only.
+
+- `ScratchBazel`: one Bazel server with its own output base; `run()` times one
+  command (stdin closed, output captured, optional timeout: exit 124), and
+  `shutdown()` stops the server, by its pid if `bazel shutdown` does not.
+- `read_exec_log`: the spawns of a `--execution_log_json_file`.
+- `rmtree`: delete a tree that Bazel made read-only in places.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class BazelRun(NamedTuple):
+    """One timed Bazel command: exit code (124: timed out), output, wall seconds."""
+
+    rc: int
+    stdout: str
+    stderr: str
+    wall: float
+
+
+class ScratchBazel:
+    """One Bazel server on its own throwaway output base, run from the repo root."""
+
+    def __init__(self, output_base: Path, timeout: float | None = None, cwd: Path = REPO) -> None:
+        self.output_base = output_base
+        self.timeout = timeout  # default per-command timeout in seconds (None: none)
+        self.cwd = cwd
+        self.calls = 0
+
+    def command(self, *args: str) -> list[str]:
+        return [
+            "bazel",
+            f"--output_base={self.output_base}",
+            # a script killed hard must not leave a server behind for long
+            "--max_idle_secs=600",
+            *args,
+        ]
+
+    def run(self, *args: str, timeout: float | None = None) -> BazelRun:
+        """Run `bazel <args>`; on a timeout (default: the instance's) exit code 124."""
+        self.calls += 1
+        timeout = self.timeout if timeout is None else timeout
+        cmd = self.command(*args)
+        start = time.monotonic()
+        try:
+            proc = subprocess.run(
+                cmd,
+                cwd=self.cwd,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as e:
+            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else ""
+            return BazelRun(124, "", f"{err}\ntimed out after {timeout}s: {' '.join(cmd)}", timeout)
+        return BazelRun(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start)
+
+    def shutdown(self) -> None:
+        if not self.calls or not self.output_base.exists():
+            return
+        try:
+            subprocess.run(
+                ["bazel", f"--output_base={self.output_base}", "shutdown"],
+                cwd=self.cwd,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=60,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            pass
+        # If it did not go, end it by the pid it wrote (this server is ours).
+        pid_file = self.output_base / "server" / "server.pid.txt"
+        try:
+            pid = int(pid_file.read_text().strip())
+            os.kill(pid, signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+
+
+def read_exec_log(path: Path) -> list[dict]:
+    """The SpawnExec entries of a `--execution_log_json_file` (concatenated JSON).
+
+    A missing file (Bazel stopped before writing it) has none.
+    """
+    text = path.read_text() if path.exists() else ""
+    decoder = json.JSONDecoder()
+    spawns, pos = [], 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            return spawns
+        obj, pos = decoder.raw_decode(text, pos)
+        spawns.append(obj)
+
+
+def rmtree(path: Path) -> None:
+    """Delete a tree that Bazel made read-only in places (nothing if it is gone)."""
+
+    def retry(func, p, _exc):
+        try:
+            os.chmod(Path(p).parent, stat.S_IRWXU)
+            os.chmod(p, stat.S_IRWXU)
+        except OSError:
+            pass
+        func(p)
+
+    if not path.exists():
+        return
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=retry)
+    else:
+        shutil.rmtree(path, onerror=retry)
