@@ -160,6 +160,18 @@ def _real_plan():
     return f"{len(want.splitlines())} refs"
 
 
+@check("--config=release stamps the commit: the plan has -g<short sha> tags")
+def _release_plan():
+    sha = subprocess.run(
+        ["git", "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    proc = bazel("run", "//images:push_default.plan", "--config=release", "--define=arch=gfx950")
+    stamped = [r for r in proc.stdout.splitlines() if r.endswith(f"-g{sha}")]
+    # one immutable tag per image of the default group (14 images for one arch)
+    assert len(stamped) == 14, f"{len(stamped)} refs end in -g{sha}"
+    return f"{len(stamped)} refs end in -g{sha}"
+
+
 @check("clean rebuild gives byte-identical digests")
 def _reproducible():
     assert BEFORE, "first build did not run"
