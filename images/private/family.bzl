@@ -104,7 +104,13 @@ def image_family(
         visibility = visibility,
     )
     for name, t in targets.items():
-        t_srcs = srcs.get(t["dockerfile"], []) if type(srcs) == "dict" else srcs
+        per_target = dict(
+            target = name,
+            repository = t["repository"],
+            dockerfile = dockerfile_label(t["dockerfile"], dockerfile_dir),
+            srcs = srcs.get(t["dockerfile"], []) if type(srcs) == "dict" else srcs,
+            **common
+        )
 
         def parents_for(arch):
             return [
@@ -115,29 +121,21 @@ def image_family(
         if not t["arch"]:
             rocm_image_rule(
                 name = name,
-                target = name,
-                repository = t["repository"],
                 arch_free = True,
-                dockerfile = dockerfile_label(t["dockerfile"], dockerfile_dir),
-                srcs = t_srcs,
                 parents = parents_for(None),
                 tags = selectable_tags,
-                **common
+                **per_target
             )
             continue
         for arch in archs:
             rocm_image_rule(
                 name = image_label(name, arch),
-                target = name,
-                repository = t["repository"],
                 arch = arch,
-                dockerfile = dockerfile_label(t["dockerfile"], dockerfile_dir),
-                srcs = t_srcs,
                 parents = parents_for(arch),
                 # Always manual: `:all` must not build all nine archs; the
                 # image_set below builds the ones --define arch asks for.
                 tags = tags + ["manual"],
-                **common
+                **per_target
             )
         image_set(
             name = name,

@@ -9,18 +9,8 @@ import subprocess
 import pytest
 
 from tests.wheelhouse.fakes import CATALOG, WHEELS, make_family, make_layout, make_wheel, tar_layer
-from tools.wheelhouse.cli import build_parser, main
+from tools.wheelhouse.cli import build_parser
 from tools.wheelhouse.errors import WheelhouseError
-
-
-@pytest.fixture
-def run(capsys):
-    def run(*argv: str) -> tuple[int, str, str]:
-        rc = main([str(a) for a in argv])
-        out, err = capsys.readouterr()
-        return rc, out, err
-
-    return run
 
 
 def one_line_error(err: str) -> str:

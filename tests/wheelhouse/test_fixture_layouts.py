@@ -10,21 +10,8 @@ import json
 import re
 import shutil
 
-import pytest
-
 from tests.wheelhouse.fakes import WHEELS, import_build_info, pip_install
 from tests.wheelhouse.fixture import ARCH, E2E, family_metadata, layout
-from tools.wheelhouse.cli import main
-
-
-@pytest.fixture
-def run(capsys):
-    def run(*argv) -> tuple[int, str, str]:
-        rc = main([str(a) for a in argv])
-        out, err = capsys.readouterr()
-        return rc, out, err
-
-    return run
 
 
 def test_collects_gfx950_from_the_layouts_and_pip_installs_torch_and_vllm(tmp_path, run):

@@ -17,7 +17,6 @@ from tests.wheelhouse.fakes import WHEELS
 from tests.wheelhouse.fixture import ARCH, family_metadata, layout, metadata, start_registry
 from tools.registry.plan import PlannedImage
 from tools.registry.push import Pusher, PushOptions
-from tools.wheelhouse.cli import main
 
 NAMESPACE = "rocm-pytorch"
 
@@ -57,16 +56,6 @@ def registry(tmp_path_factory):
             yield reg
         finally:
             reg.stop()
-
-
-@pytest.fixture
-def run(capsys):
-    def run(*argv) -> tuple[int, str, str]:
-        rc = main([str(a) for a in argv])
-        out, err = capsys.readouterr()
-        return rc, out, err
-
-    return run
 
 
 def sha256s(out: Path) -> dict[str, str]:
