@@ -1,0 +1,107 @@
+"""Pure parts of the push tool: plan order, dedupe, collisions, registry strings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools.registry.client import is_loopback, split_registry
+from tools.registry.errors import RegistryError
+from tools.registry.plan import PlannedImage, check_collisions, dedupe, order_parents_first
+
+
+def image(target, arch=None, parents=(), repository=None, tags=("v1", "latest")):
+    return PlannedImage(
+        target=target,
+        arch=arch,
+        registry="r.example/ns",
+        repository=repository or target,
+        tags=tuple(tags),
+        immutable=None,
+        layout=Path(f"{target}.layout"),
+        parents=tuple(parents),
+    )
+
+
+def test_parents_come_first_per_arch_and_order_is_otherwise_kept():
+    plan = [
+        image("pytorch", "gfx950", ["pytorch-base", "triton-wheel"]),
+        image("pytorch", "gfx1201", ["pytorch-base", "triton-wheel"]),
+        image("pytorch-base", "gfx950", ["rocm-runtime"]),
+        image("rocm-runtime", "gfx950"),
+        image("pytorch-base", "gfx1201", ["rocm-runtime"]),
+        image("rocm-runtime", "gfx1201"),
+        image("triton-wheel"),
+    ]
+    got = [(i.target, i.arch) for i in order_parents_first(plan)]
+    assert sorted(got, key=str) == sorted(((i.target, i.arch) for i in plan), key=str)
+    # every image after its parents: same-arch variants, or the arch-free one
+    for n, (target, arch) in enumerate(got):
+        for parent in next(i for i in plan if (i.target, i.arch) == (target, arch)).parents:
+            at = [k for k, (t, a) in enumerate(got) if t == parent and a in (arch, None)]
+            assert at and at[0] < n, (target, arch, parent)
+    # a plan already in order stays as it is
+    assert [(i.target, i.arch) for i in order_parents_first(order_parents_first(plan))] == got
+
+
+def test_parents_outside_the_plan_do_not_block():
+    got = order_parents_first([image("aiter-wheel", "gfx950", ["pytorch"])])
+    assert [i.target for i in got] == ["aiter-wheel"]
+
+
+def test_dedupe_keeps_the_first_of_a_shared_arch_free_image():
+    plan = [image("triton-wheel"), image("pytorch", "gfx950"), image("triton-wheel")]
+    assert [(i.target, i.arch) for i in dedupe(plan)] == [
+        ("triton-wheel", None),
+        ("pytorch", "gfx950"),
+    ]
+
+
+def test_two_images_on_one_ref_are_refused():
+    with pytest.raises(RegistryError, match=r"both pytorch \(gfx950\) and pytorch-test \(gfx950\)"):
+        check_collisions(
+            [
+                image("pytorch", "gfx950", repository="pytorch", tags=("latest-gfx950",)),
+                image("pytorch-test", "gfx950", repository="pytorch", tags=("latest-gfx950",)),
+            ]
+        )
+
+
+def test_name_joins_namespace_and_repository():
+    assert image("pytorch-base", "gfx950", repository="base").name == "ns/base"
+    assert image("x").refs == ["r.example/ns/x:v1", "r.example/ns/x:latest"]
+
+
+@pytest.mark.parametrize(
+    "registry,host,namespace",
+    [
+        ("127.0.0.1:5000/rocm-pytorch", "127.0.0.1:5000", "rocm-pytorch"),
+        ("reg.example/a/b/", "reg.example", "a/b"),
+        ("reg.example", "reg.example", ""),
+        ("https://127.0.0.1:5000/ns", "https://127.0.0.1:5000", "ns"),
+    ],
+)
+def test_split_registry(registry, host, namespace):
+    assert split_registry(registry) == (host, namespace)
+
+
+@pytest.mark.parametrize("bad", ["ftp://reg/ns", "https:///ns"])
+def test_split_registry_rejects(bad):
+    with pytest.raises(RegistryError):
+        split_registry(bad)
+
+
+@pytest.mark.parametrize(
+    "host,loopback",
+    [
+        ("127.0.0.1:5000", True),
+        ("127.1.2.3", True),
+        ("localhost:5000", True),
+        ("[::1]:5000", True),
+        ("10.0.0.1:5000", False),
+        ("reg.example:443", False),
+    ],
+)
+def test_plain_http_only_for_loopback(host, loopback):
+    assert is_loopback(host) is loopback
