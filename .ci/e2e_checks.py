@@ -8,6 +8,9 @@ A test cannot run the Bazel that runs it, so these run after
 - `bazel aquery` shows one ImageBuild action for each arch-free target
   whatever the archs, and every ImageBuild action is local and uncached;
 - an unknown `--define arch` fails analysis and lists the known archs;
+- the real family analyses for all nine archs, its push_default.plan is
+  exactly tagconf's tags, and `--config=release` adds the -g<sha> tags;
+- `--define cache_registry` exports BuildKit's cache where prune-cache finds it;
 - after `bazel clean` and `docker buildx prune -af` the rebuild gives the
   same manifest digests (reproducible builds).
 
@@ -17,10 +20,12 @@ Prints `PASS: ...`/`FAIL: ...` per check, then `e2e checks: N passed, M failed`.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import Counter
 
 ARCHS = "gfx950,gfx1201"
@@ -170,6 +175,29 @@ def _release_plan():
     # one immutable tag per image of the default group (14 images for one arch)
     assert len(stamped) == 14, f"{len(stamped)} refs end in -g{sha}"
     return f"{len(stamped)} refs end in -g{sha}"
+
+
+@check("--define cache_registry exports the layer cache to <repository>-cache; prune-cache sees it")
+def _cache_registry():
+    registry = os.environ["REGISTRY"]
+    namespace = f"e2e-cache-{int(time.time())}"
+    bazel("build", "//tests/e2e:triton-wheel", f"--define=cache_registry={registry}/{namespace}")
+    url = f"http://{registry}/v2/{namespace}/triton-wheel-cache/tags/list"
+    with urllib.request.urlopen(url, timeout=10) as r:
+        tags = json.load(r)["tags"]
+    assert tags == ["wheel_noarch_3.9.0-10.1.0-full"], tags
+    proc = bazel(
+        "run",
+        "//tools/registry",
+        "--",
+        "prune-cache",
+        "--registry",
+        f"{registry}/{namespace}",
+        "--keep",
+        "1",
+    )
+    assert "0 of 1 cache manifests in 1 repositories deleted" in proc.stderr, proc.stderr[-500:]
+    return f"{namespace}/triton-wheel-cache:{tags[0]}"
 
 
 @check("clean rebuild gives byte-identical digests")
