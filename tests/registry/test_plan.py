@@ -105,3 +105,13 @@ def test_split_registry_rejects(bad):
 )
 def test_plain_http_only_for_loopback(host, loopback):
     assert is_loopback(host) is loopback
+
+
+def test_user_paths_are_relative_to_where_bazel_run_was_typed(monkeypatch):
+    from tools.registry.cli import user_path
+
+    monkeypatch.setenv("BUILD_WORKING_DIRECTORY", "/home/me/src")
+    assert user_path("ca.pem") == Path("/home/me/src/ca.pem")
+    assert user_path("/etc/ca.pem") == Path("/etc/ca.pem")
+    monkeypatch.delenv("BUILD_WORKING_DIRECTORY")
+    assert user_path("ca.pem") == Path("ca.pem")

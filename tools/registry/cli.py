@@ -21,13 +21,22 @@ from tools.tagconf import catalog as catalog_mod
 CATALOG = Path("images/catalog.toml")
 
 
+def user_path(text: str) -> Path:
+    """A path the user typed: under `bazel run`, relative to where they typed it."""
+    path = Path(text)
+    base = os.environ.get("BUILD_WORKING_DIRECTORY")
+    return Path(base) / path if base and not path.is_absolute() else path
+
+
 def _connection_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--insecure",
         action="store_true",
         help="plain HTTP to a non-loopback registry (loopback always uses HTTP)",
     )
-    p.add_argument("--ca-file", type=Path, help="CA bundle that signs the registry's certificate")
+    p.add_argument(
+        "--ca-file", type=user_path, help="CA bundle that signs the registry's certificate"
+    )
     p.add_argument("--retries", type=int, default=5, help="retries per request (default 5)")
     p.add_argument(
         "--backoff", type=float, default=0.5, help="first retry delay in seconds (doubles)"
@@ -69,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tags.add_argument("repo", help="repository path, e.g. rocm-pytorch/pytorch")
     tags.add_argument("--registry", help="registry HOST[:PORT] (default: the catalogue's host)")
-    tags.add_argument("--catalog", type=Path, help="catalogue (default: images/catalog.toml)")
+    tags.add_argument("--catalog", type=user_path, help="catalogue (default: images/catalog.toml)")
     _connection_args(tags)
 
     pr = sub.add_parser(
@@ -81,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--registry", help="HOST[:PORT][/NAMESPACE] (default: the catalogue's)")
     pr.add_argument("--keep", type=int, default=2, help="manifests to keep per group (default 2)")
     pr.add_argument("--dry-run", action="store_true", help="print what would be deleted")
-    pr.add_argument("--catalog", type=Path, help="catalogue (default: images/catalog.toml)")
+    pr.add_argument("--catalog", type=user_path, help="catalogue (default: images/catalog.toml)")
     _connection_args(pr)
     return parser
 
