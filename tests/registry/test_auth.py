@@ -80,3 +80,43 @@ def test_basic_challenge_without_credentials_leaves_the_401():
 
     client = httpx.Client(transport=httpx.MockTransport(handler), auth=RegistryAuth("r", None))
     assert client.get("https://r/v2/").status_code == 401
+
+
+def test_each_repository_keeps_its_own_token():
+    fetched = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.host == "auth.example":
+            repo = request.url.params["scope"].split(":")[1]
+            fetched.append(repo)
+            return httpx.Response(200, json={"token": f"token-{repo}"})
+        repo = request.url.path.split("/blobs/")[0].removeprefix("/v2/")
+        if request.headers.get("Authorization") == f"Bearer token-{repo}":
+            return httpx.Response(200)
+        return httpx.Response(
+            401,
+            headers={
+                "WWW-Authenticate": 'Bearer realm="https://auth.example/token",'
+                f'service="reg.example",scope="repository:{repo}:pull,push"'
+            },
+        )
+
+    client = httpx.Client(
+        transport=httpx.MockTransport(handler), auth=RegistryAuth("reg.example", None)
+    )
+    for repo in ["ns/a", "ns/b", "ns/a", "ns/b"]:
+        assert client.head(f"https://reg.example/v2/{repo}/blobs/sha256:x").status_code == 200
+    # going back to a repository reuses its token: one fetch per repository
+    assert fetched == ["ns/a", "ns/b"]
+
+
+def test_a_credential_helper_only_matters_when_the_registry_asks(tmp_path, monkeypatch):
+    from tools.registry.client import RegistryClient
+
+    (tmp_path / "config.json").write_text(json.dumps({"credsStore": "desktop"}))
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))
+    client = RegistryClient("127.0.0.1:9")  # anonymous registries still work
+    assert "docker-credential-desktop" in client.credentials_note
+    with pytest.raises(RegistryError, match=r"401 unauthorized.*docker-credential-desktop"):
+        client.check(httpx.Response(401), "HEAD x", (200,))
+    client.close()

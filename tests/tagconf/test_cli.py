@@ -158,3 +158,15 @@ def test_spec_reads_stable_vcs_ref_from_the_status_file(run, tmp_path):
     status.write_text("BUILD_EMBED_LABEL \n")
     spec = json.loads(run("spec", "--target", "pytorch", "--status-file", str(status)).out)
     assert spec["tags"]["immutable"] is None
+
+
+def test_spec_refuses_a_dirty_checkout_under_stamping(run, tmp_path):
+    status = tmp_path / "stable-status.txt"
+    status.write_text("STABLE_VCS_REF 1a2b3c4\nSTABLE_GIT_DIRTY true\n")
+    result = run("spec", "--target", "pytorch", "--status-file", str(status))
+    assert result.code == 2
+    assert "STABLE_VCS_REF=1a2b3c4: the checkout has uncommitted changes" in result.err
+    assert "--define VCS_REF=<sha> on purpose" in result.err
+    # an explicit --vcs-ref (from --define VCS_REF) is the user's decision
+    ok = run("spec", "--target", "pytorch", "--status-file", str(status), "--vcs-ref", "1a2b3c4")
+    assert ok.code == 0, ok.err

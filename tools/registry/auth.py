@@ -22,6 +22,7 @@ import httpx
 from tools.registry.errors import RegistryError
 
 _PARAM = re.compile(r'(\w+)="([^"]*)"')
+_REPOSITORY = re.compile(r"/v2/(.+?)/(?:blobs|manifests|tags)/")
 
 
 def docker_config_path() -> Path:
@@ -63,19 +64,30 @@ class RegistryAuth(httpx.Auth):
     def __init__(self, host: str, creds: tuple[str, str] | None) -> None:
         self.host = host
         self.creds = creds
-        self.tokens: dict[str, str] = {}
+        self.tokens: dict[str, str] = {}  # repository -> Bearer token
         self.basic = False
 
     def _basic_header(self) -> str:
         user, password = self.creds or ("", "")
         return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
+    @staticmethod
+    def _repository(request: httpx.Request) -> str:
+        """The repository a request is about ('' for /v2/ and /v2/_catalog).
+
+        Bearer tokens are scoped to one repository, so each repository keeps
+        its own; sending another repository's token would cost a 401 and, for
+        a streamed upload body, could not be re-sent.
+        """
+        m = _REPOSITORY.match(request.url.path)
+        return m.group(1) if m else ""
+
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        repository = self._repository(request)
         if self.basic and self.creds:
             request.headers["Authorization"] = self._basic_header()
-        elif self.tokens:
-            # the last token usually covers the next request (same repository)
-            request.headers["Authorization"] = "Bearer " + next(reversed(self.tokens.values()))
+        elif repository in self.tokens:
+            request.headers["Authorization"] = "Bearer " + self.tokens[repository]
         response = yield request
         if response.status_code != 401:
             return
@@ -107,6 +119,6 @@ class RegistryAuth(httpx.Auth):
             token = body.get("token") or body.get("access_token")
             if not token:
                 return
-            self.tokens[scope] = token
+            self.tokens[repository] = token
             request.headers["Authorization"] = "Bearer " + token
             yield request

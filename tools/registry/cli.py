@@ -199,10 +199,12 @@ def cmd_prune(args) -> int:
     try:
         tags = prune.cache_tags(client, namespace)
         doomed = prune.select_deletions(tags, args.keep)
+        deleted: set[tuple[str, str]] = set()
         for t in doomed:
             verb = "would delete" if args.dry_run else "deleted"
-            if not args.dry_run:
+            if not args.dry_run and (t.repository, t.digest) not in deleted:
                 client.delete_manifest(t.repository, t.digest)
+                deleted.add((t.repository, t.digest))
             print(f"{verb} {host}/{t.repository}:{t.tag} {t.digest} (created {t.created or '?'})")
     finally:
         client.close()

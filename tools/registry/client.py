@@ -97,7 +97,7 @@ class RegistryClient:
         self.base = f"{scheme}://{bare}"
         verify: bool | str = str(ca_file) if ca_file else True
         self.http = httpx.Client(
-            auth=RegistryAuth(bare, credentials_for(bare)),
+            auth=RegistryAuth(bare, self._credentials(bare)),
             verify=verify,
             timeout=httpx.Timeout(timeout, connect=10.0),
             follow_redirects=True,
@@ -111,6 +111,16 @@ class RegistryClient:
             wait=self._wait(backoff),
             before_sleep=self._before_sleep,
         )
+
+    def _credentials(self, host: str) -> tuple[str, str] | None:
+        # A credential helper we cannot call matters only if the registry
+        # asks for credentials: keep its message for a 401.
+        self.credentials_note = ""
+        try:
+            return credentials_for(host)
+        except RegistryError as e:
+            self.credentials_note = f" ({e})"
+            return None
 
     def close(self) -> None:
         self.http.close()
@@ -171,7 +181,7 @@ class RegistryClient:
         if response.status_code == 401:
             raise RegistryError(
                 f"{what}: HTTP 401 unauthorized at {self.host}; run `docker login {self.host}`"
-                " (credentials are read from $DOCKER_CONFIG/config.json)"
+                f" (credentials are read from $DOCKER_CONFIG/config.json){self.credentials_note}"
             )
         if response.status_code == 403:
             raise RegistryError(f"{what}: HTTP 403 denied at {self.host}; check your permissions")
@@ -211,12 +221,19 @@ class RegistryClient:
                     while chunk := f.read(CHUNK):
                         yield chunk
 
-            r = self._send(
-                "PUT",
-                f"{location}{sep}digest={digest}",
-                content=body(),
-                headers={"Content-Type": "application/octet-stream", "Content-Length": str(size)},
-            )
+            try:
+                r = self._send(
+                    "PUT",
+                    f"{location}{sep}digest={digest}",
+                    content=body(),
+                    headers={
+                        "Content-Type": "application/octet-stream",
+                        "Content-Length": str(size),
+                    },
+                )
+            except httpx.StreamConsumed as e:
+                # the auth flow had to re-send the body: start a fresh session
+                raise RetryableStatus(f"upload {digest} to {name}: re-authenticating") from e
             self.check(r, f"upload {digest} to {name}", (201,))
 
         try:
@@ -291,7 +308,8 @@ class RegistryClient:
 
     def delete_manifest(self, name: str, digest: str) -> None:
         r = self.request("DELETE", f"/v2/{name}/manifests/{digest}")
-        self.check(r, f"DELETE {name}@{digest}", (202, 200))
+        # 404: already gone (a retried DELETE, or another tag of the same digest)
+        self.check(r, f"DELETE {name}@{digest}", (202, 200, 404))
 
     # -- listings -------------------------------------------------------------
 

@@ -214,12 +214,24 @@ def _cmd_tags(args: argparse.Namespace, out) -> int:
 
 
 def _status_vcs_ref(path: Path) -> str | None:
-    """STABLE_VCS_REF from a Bazel workspace status file, if present and non-empty."""
+    """STABLE_VCS_REF from a Bazel workspace status file, if present and non-empty.
+
+    A dirty checkout has no commit to name: its build would take the
+    commit's immutable tag forever, so it is refused.
+    """
+    status = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         key, _, value = line.partition(" ")
-        if key == "STABLE_VCS_REF" and value.strip():
-            return value.strip()
-    return None
+        status[key] = value.strip()
+    ref = status.get("STABLE_VCS_REF") or None
+    if ref and status.get("STABLE_GIT_DIRTY") == "true":
+        raise UsageError(
+            f"STABLE_VCS_REF={ref}",
+            "the checkout has uncommitted changes, so its images are not that commit's",
+            "commit or stash them for a release (--config=release), or pass"
+            " --define VCS_REF=<sha> on purpose",
+        )
+    return ref
 
 
 def _cmd_spec(args: argparse.Namespace, out) -> int:
