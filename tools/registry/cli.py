@@ -14,7 +14,7 @@ from pathlib import Path
 from tools.registry import listing, prune
 from tools.registry.client import RegistryClient, split_registry
 from tools.registry.errors import RegistryError
-from tools.registry.plan import load_plan
+from tools.registry.plan import load_plans
 from tools.registry.push import Pusher, PushOptions, human
 from tools.tagconf import catalog as catalog_mod
 
@@ -115,24 +115,15 @@ def _client(args, host: str) -> RegistryClient:
     )
 
 
-def _load(args) -> list:
-    images = []
-    for p in args.plan:
-        images += load_plan(p, args.registry)
-    from tools.registry.plan import dedupe, order_parents_first
-
-    return order_parents_first(dedupe(images))
-
-
 def cmd_plan(args) -> int:
-    for image in _load(args):
+    for image in load_plans(args.plan, args.registry):
         for ref in image.refs:
             print(ref)
     return 0
 
 
 def cmd_push(args) -> int:
-    images = _load(args)
+    images = load_plans(args.plan, args.registry)
     options = PushOptions(args.insecure, args.ca_file, args.retries, args.backoff, args.dry_run)
     pusher = Pusher(options)
     try:

@@ -48,8 +48,16 @@ class PlannedImage:
         return f"{self.target} ({self.arch or 'noarch'})"
 
 
-def load_plan(path: Path, registry: str | None = None) -> list[PlannedImage]:
-    """Images of plan file ``path``, parents first; ``registry`` overrides the spec's."""
+def load_plans(paths: list[Path], registry: str | None = None) -> list[PlannedImage]:
+    """Images of the plan files, each once, parents first.
+
+    ``registry`` overrides the registry the specs name.
+    """
+    images = [image for path in paths for image in _read_plan(path, registry)]
+    return order_parents_first(dedupe(images))
+
+
+def _read_plan(path: Path, registry: str | None) -> list[PlannedImage]:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as e:
@@ -72,7 +80,7 @@ def load_plan(path: Path, registry: str | None = None) -> list[PlannedImage]:
                 parents=tuple(entry.get("parents", [])),
             )
         )
-    return order_parents_first(dedupe(images))
+    return images
 
 
 def dedupe(images: list[PlannedImage]) -> list[PlannedImage]:
