@@ -4,7 +4,8 @@ A test cannot run the Bazel that runs it, so these run after
 `bazel test //tests/...`, against the same output base:
 
 - `--define arch=gfx950,gfx1201` builds the family; a second build executes
-  no action;
+  no action; Bazel holds descriptors only (under 1 MB for 30 images);
+- changing `--define registry=` or `--define VCS_REF=` executes no ImageBuild;
 - `bazel aquery` shows one ImageBuild action for each arch-free target
   whatever the archs, and every ImageBuild action is local and uncached;
 - an unknown `--define arch` fails analysis and lists the known archs;
@@ -76,7 +77,7 @@ def digests() -> dict[str, str]:
     )
     out = {}
     for path in proc.stdout.split():
-        if path.endswith(".json") and not path.endswith(".spec.json"):
+        if path.endswith(".json") and not path.endswith((".spec.json", ".build.json")):
             try:
                 out[path.rsplit("/", 1)[-1]] = json.load(open(path))["digest"]
             except FileNotFoundError:
@@ -103,6 +104,47 @@ def _noop():
     assert n == 0, f"{n} actions executed"
 
 
+def image_outputs() -> list[str]:
+    proc = bazel(
+        "cquery",
+        f"kind(rocm_image_rule, deps({FAMILY}))",
+        f"--define=arch={ARCHS}",
+        "--output=files",
+    )
+    return [p for p in proc.stdout.split() if os.path.exists(p)]
+
+
+@check("bazel-bin holds descriptors, not image bytes (< 1 MB for the family)")
+def _descriptors_only():
+    paths = image_outputs()
+    dirs = [p for p in paths if os.path.isdir(p)]
+    assert not dirs, f"image rules wrote directories: {dirs[:3]}"
+    total = sum(os.path.getsize(p) for p in paths)
+    assert total < 1_000_000, f"{total} bytes"
+    return f"{len(paths)} files, {total / 1000:.1f} kB"
+
+
+def spawns(*args: str) -> Counter:
+    """Mnemonics of the spawns a build executed (Bazel's execution log)."""
+    log = os.path.abspath(".ci/.cache/exec-log.json")
+    bazel("build", *args, f"--execution_log_json_file={log}")
+    text = open(log).read()
+    return Counter(m for m in re.findall(r'"mnemonic": "([^"]+)"', text))
+
+
+@check("--define registry= / VCS_REF= changes execute no image build")
+def _publish_change_rebuilds_nothing():
+    changed = spawns(
+        FAMILY,
+        f"--define=arch={ARCHS}",
+        "--define=registry=127.0.0.1:5999/elsewhere",
+        "--define=VCS_REF=1a2b3c4",
+    )
+    assert changed["ImageBuild"] == 0, f"{changed['ImageBuild']} ImageBuild actions ran"
+    assert changed["ImageSpec"] > 0, "the specs (tags) were not re-rendered"
+    return f"ImageSpec {changed['ImageSpec']}, ImageBuild 0"
+
+
 @check("aquery: arch-free targets have one build action; docker actions are local")
 def _aquery():
     proc = bazel(
@@ -121,6 +163,7 @@ def _aquery():
         info = {kv["key"]: kv["value"] for kv in action.get("executionInfo", [])}
         for key in ("local", "no-remote", "no-remote-cache"):
             assert key in info, f"{labels[action['targetId']]} lacks {key}"
+    # (embedded staging: loopback blobs, so descriptors stay out of every cache)
     return f"{len(graph['actions'])} ImageBuild actions in the graph, triton-wheel: 1"
 
 

@@ -8,7 +8,13 @@ load("//images/private:family.bzl", _image_family = "image_family", _image_label
 load("//images/private:image.bzl", _rocm_image_rule = "rocm_image_rule")
 load("//images/private:image_info.bzl", _ImageInfo = "ImageInfo", _ImageSetInfo = "ImageSetInfo")
 load("//images/private:image_set.bzl", _image_set = "image_set")
-load("//images/private:push.bzl", _image_plan = "image_plan", _image_push = "image_push")
+load(
+    "//images/private:push.bzl",
+    _image_layout = "image_layout",
+    _image_load = "image_load",
+    _image_plan = "image_plan",
+    _image_push = "image_push",
+)
 load("//images/private:stand_in.bzl", _stand_in_image = "stand_in_image")
 
 ImageInfo = _ImageInfo
@@ -16,6 +22,8 @@ ImageSetInfo = _ImageSetInfo
 NOARCH = _NOARCH
 image_family = _image_family
 image_label = _image_label
+image_layout = _image_layout
+image_load = _image_load
 image_plan = _image_plan
 image_push = _image_push
 image_set = _image_set

@@ -2,7 +2,7 @@
 
 load(":image.bzl", "rocm_image_rule")
 load(":image_set.bzl", "image_set")
-load(":push.bzl", "image_plan", "image_push")
+load(":push.bzl", "image_layout", "image_load", "image_plan", "image_push")
 
 def image_label(name, arch = None):
     """The label name of catalogue target `name` for `arch` ('pytorch.gfx950', 'triton-wheel').
@@ -47,7 +47,9 @@ def image_family(
     """Declares every image of a catalogue: one per target and arch, plus the selectors.
 
     Every target `T` also gets `T.push` and `T.push.plan`, and every group
-    `G` gets `push_G` and `push_G.plan` (see image_push, image_plan).
+    `G` gets `push_G` and `push_G.plan` (see image_push, image_plan). Every
+    image (`T.A`, or `T` when arch-free) gets `.load` (into the local Docker
+    engine under its real tags) and `.layout` (an OCI layout); both manual.
 
     For each arch target `T` and each arch `A` it creates `T.A` (pinned to A;
     its parents are the `.A` variants of its catalogue parents, or the
@@ -126,6 +128,7 @@ def image_family(
                 tags = selectable_tags,
                 **per_target
             )
+            _materializers(name, tags, visibility)
             continue
         for arch in archs:
             rocm_image_rule(
@@ -137,6 +140,7 @@ def image_family(
                 tags = tags + ["manual"],
                 **per_target
             )
+            _materializers(image_label(name, arch), tags, visibility)
         image_set(
             name = name,
             images = [":" + image_label(name, arch) for arch in archs],
@@ -150,6 +154,21 @@ def image_family(
         _push_pair(name + ".push", [":" + name], selectable_tags, visibility)
     for group, members in groups.items():
         _push_pair("push_" + group, [":" + m for m in members], selectable_tags, visibility)
+
+def _materializers(image, tags, visibility):
+    """`<image>.load` (into the local engine) and `<image>.layout` (an OCI layout); manual."""
+    image_load(
+        name = image + ".load",
+        images = [":" + image],
+        tags = tags + ["manual"],
+        visibility = visibility,
+    )
+    image_layout(
+        name = image + ".layout",
+        image = ":" + image,
+        tags = tags + ["manual"],
+        visibility = visibility,
+    )
 
 def _push_pair(name, images, tags, visibility):
     image_push(name = name, images = images, tags = tags, visibility = visibility)

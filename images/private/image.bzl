@@ -1,4 +1,4 @@
-"""Implementation of rocm_image_rule: one catalogue target, one arch, one OCI layout."""
+"""Implementation of rocm_image_rule: one catalogue target, one arch, one image in staging."""
 
 load(":arch_transition.bzl", "ARCH_SETTING", "arch_transition", "current_arch")
 load(":image_info.bzl", "ImageInfo")
@@ -9,15 +9,22 @@ Two actions:
 
 * `ImageSpec` runs `tagconf spec` for the target and arch with the
   `--define` overrides (any catalogue default, `VCS_REF`, `registry`,
-  `cache_registry`) and writes `<name>.spec.json`: tags, refs, build args,
-  labels. It needs no Docker; plans and push targets read it.
+  `cache_registry`) and writes `<name>.spec.json` (tags, refs: what plans
+  and pushes read; needs no Docker) and `<name>.build.json`, the build spec:
+  only what shapes the image's bytes (build args, labels, stage). A new
+  registry or commit rewrites the first and leaves the second byte-identical,
+  so no image rebuilds.
 * `ImageBuild` assembles the build context from the declared inputs (real
   files at their repository-relative paths: BuildKit does not follow
-  symlinks), passes every parent as `--build-context <parent>=oci-layout://…`
-  so no registry is involved, and writes an OCI image layout directory plus
-  `<name>.json` with its digest. With `SOURCE_DATE_EPOCH=0` and timestamp
-  rewriting, the same inputs give the same digest. The action runs locally,
-  unsandboxed (it talks to the Docker daemon) and is never remote-cached.
+  symlinks), passes every parent as `--build-context
+  <parent>=docker-image://<staging>/<repo>@sha256:…`, pushes the image to the
+  staging registry (`--define staging=HOST/PREFIX`, default the embedded
+  loopback one) and writes `<name>.json`, a descriptor of a few kB (digest,
+  manifest, config, staging ref): no blob bytes in bazel-out. With
+  `SOURCE_DATE_EPOCH=0` and timestamp rewriting, the same inputs give the
+  same digest. The action runs locally, unsandboxed (it talks to the Docker
+  daemon); its descriptor reaches a remote cache only with a shared staging
+  registry.
 
 The arch comes from the `arch` attr, else from the arch setting (set by
 `image_set`/group rules); `arch_free = True` moves the target to the shared
@@ -105,14 +112,55 @@ _ATTRS = {
     ),
 }
 
-# Docker actions: talk to the local daemon, unsandboxed; multi-GB outputs
-# never go to a remote or disk cache.
-DOCKER_EXECUTION_REQUIREMENTS = {
-    "local": "1",
-    "no-remote": "1",
-    "no-remote-cache": "1",
-    "requires-network": "1",
-}
+# The `--define staging=` value of the project's own loopback registry (the
+# default): tools/staging starts it on first use.
+EMBEDDED_STAGING = "embedded"
+
+def staging_of(var):
+    """The staging registry `--define staging=` names; EMBEDDED_STAGING without it.
+
+    Args:
+      var: dict, the make variables (`ctx.var`).
+
+    Returns:
+      str.
+    """
+    value = var.get("staging", "") or EMBEDDED_STAGING
+    if value != EMBEDDED_STAGING and ("/" not in value or "://" in value or "@" in value):
+        fail("--define staging=%s: want HOST[:PORT]/PREFIX (no scheme, no credentials)," % value +
+             " e.g. --define staging=registry.example.com/rocm-pytorch-staging; or leave it unset" +
+             " for the embedded loopback registry")
+    return value
+
+def docker_execution_requirements(staging):
+    """Execution requirements of an action that builds into `staging`.
+
+    Docker actions talk to the local daemon, unsandboxed, never remotely
+    executed. Their outputs are small descriptors, but with the embedded
+    (loopback) staging registry another machine could not read the blobs a
+    cached descriptor names, so they stay out of every cache; with a shared
+    staging registry they may be cached.
+
+    Args:
+      staging: str, from staging_of().
+
+    Returns:
+      dict.
+    """
+    if staging == EMBEDDED_STAGING:
+        return {
+            "local": "1",
+            "no-remote": "1",
+            "no-remote-cache": "1",
+            "requires-network": "1",
+        }
+    return {
+        "no-remote-exec": "1",
+        "no-sandbox": "1",
+        "requires-network": "1",
+    }
+
+LOCAL_DOCKER_EXECUTION_REQUIREMENTS = docker_execution_requirements(EMBEDDED_STAGING)
 
 def spec_arguments(var, catalog_path, target, arch, value_keys, out_path, status_path = None):
     """The `tagconf spec` command line for one image, with the `--define` overrides.
@@ -146,7 +194,7 @@ def spec_arguments(var, catalog_path, target, arch, value_keys, out_path, status
         argv += ["--cache-registry", var["cache_registry"]]
     return argv + ["--output", out_path]
 
-def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out):
+def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out, build_out):
     """Register the ImageSpec action: `tagconf spec` with the `--define` overrides.
 
     Args:
@@ -156,7 +204,8 @@ def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out):
       target: str, catalogue target name.
       arch: str or None.
       value_keys: list[str], catalogue [defaults] keys.
-      out: File, the spec JSON to write.
+      out: File, the spec JSON to write (tags, refs, build spec).
+      build_out: File, the build spec JSON to write (content only).
     """
     inputs = [catalog]
     status = None
@@ -165,59 +214,61 @@ def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out):
         status = ctx.info_file.path
     ctx.actions.run(
         executable = tagconf,
-        arguments = spec_arguments(ctx.var, catalog.path, target, arch, value_keys, out.path, status),
+        arguments = spec_arguments(ctx.var, catalog.path, target, arch, value_keys, out.path, status) +
+                    ["--build-output", build_out.path],
         inputs = inputs,
-        outputs = [out],
+        outputs = [out, build_out],
         mnemonic = "ImageSpec",
         progress_message = "Rendering tags and build args of %{label}",
     )
 
-def build_action(ctx, spec, description, parents, upstream):
-    """Register the ImageBuild action of `ctx`'s Dockerfile into an OCI layout.
+def build_action(ctx, build_spec, description, parents, upstream):
+    """Register the ImageBuild action of `ctx`'s Dockerfile into the staging registry.
 
     Reads `ctx.file.dockerfile`, `ctx.files.srcs`, `ctx.attr.context_files`,
-    `ctx.attr.network` and `ctx.executable._builder`.
+    `ctx.attr.network`, `ctx.var` (`--define staging=`) and
+    `ctx.executable._builder`.
 
     Args:
       ctx: rule context.
-      spec: File, the image's spec JSON (build args, labels, stage, cache ref).
+      build_spec: File, the image's build spec JSON (build args, labels, stage, cache ref).
       description: str, shown in the progress message.
       parents: list[ImageInfo], passed as named build contexts.
       upstream: ImageInfo or None, a local stand-in for the upstream image.
 
     Returns:
-      (layout, metadata): the OCI layout tree artifact and the metadata JSON.
+      File: the image's descriptor JSON.
     """
-    layout = ctx.actions.declare_directory(ctx.label.name + ".layout")
-    metadata = ctx.actions.declare_file(ctx.label.name + ".json")
+    descriptor = ctx.actions.declare_file(ctx.label.name + ".json")
+    staging = staging_of(ctx.var)
     args = ctx.actions.args()
-    args.add("--spec", spec)
+    args.add("--spec", build_spec)
     args.add("--dockerfile", ctx.file.dockerfile)
     args.add("--network", ctx.attr.network)
-    args.add("--output", layout.path)
-    args.add("--metadata", metadata)
+    args.add("--staging", staging)
+    args.add("--output", descriptor)
     srcs = ctx.files.srcs
     args.add_all(srcs, before_each = "--src")
     for dest, path in sorted(ctx.attr.context_files.items()):
         args.add("--host-file", "%s=%s" % (dest, path))
-    inputs = [spec, ctx.file.dockerfile] + srcs
+    inputs = [build_spec, ctx.file.dockerfile] + srcs
     for info in parents:
-        args.add("--parent", "%s=%s=%s" % (info.target, info.layout.path, info.metadata.path))
-        inputs += [info.layout, info.metadata]
+        args.add("--parent", "%s=%s" % (info.target, info.descriptor.path))
+        inputs.append(info.descriptor)
     if upstream:
-        args.add("--upstream", "%s=%s" % (upstream.layout.path, upstream.metadata.path))
-        inputs += [upstream.layout, upstream.metadata]
+        args.add("--upstream", upstream.descriptor)
+        inputs.append(upstream.descriptor)
     ctx.actions.run(
         executable = ctx.executable._builder,
         arguments = [args],
         inputs = inputs,
-        outputs = [layout, metadata],
+        outputs = [descriptor],
         mnemonic = "ImageBuild",
         progress_message = "Building image %%{label} (%s)" % description,
-        execution_requirements = DOCKER_EXECUTION_REQUIREMENTS,
+        execution_requirements = docker_execution_requirements(staging),
         use_default_shell_env = True,
     )
-    return layout, metadata
+    return descriptor
 
 def _image_impl(ctx):
     arch = current_arch(ctx)
@@ -227,6 +278,7 @@ def _image_impl(ctx):
         fail("%s: arch target %r has no arch; set `arch` or build it through an image_set" % (ctx.label, ctx.attr.target))
 
     spec = ctx.actions.declare_file(ctx.label.name + ".spec.json")
+    build_spec = ctx.actions.declare_file(ctx.label.name + ".build.json")
     spec_action(
         ctx,
         ctx.attr._tagconf[DefaultInfo].files_to_run,
@@ -235,20 +287,20 @@ def _image_impl(ctx):
         arch,
         ctx.attr.value_keys,
         spec,
+        build_spec,
     )
 
     parents = [p[ImageInfo] for p in ctx.attr.parents]
-    layout, metadata = build_action(
+    descriptor = build_action(
         ctx,
-        spec = spec,
+        build_spec = build_spec,
         description = "%s, %s" % (ctx.attr.target, arch or "noarch"),
         parents = parents,
         upstream = ctx.attr.upstream[ImageInfo] if ctx.attr.upstream else None,
     )
 
     info = ImageInfo(
-        layout = layout,
-        metadata = metadata,
+        descriptor = descriptor,
         spec = spec,
         target = ctx.attr.target,
         arch = arch,
@@ -256,7 +308,7 @@ def _image_impl(ctx):
         parents = parents,
     )
     return [
-        DefaultInfo(files = depset([layout, metadata])),
+        DefaultInfo(files = depset([descriptor])),
         OutputGroupInfo(spec = depset([spec])),
         info,
     ]

@@ -1,32 +1,30 @@
 """ImageInfo: what an image target hands to its children and to push rules."""
 
-def _image_info_init(*, layout, metadata, spec, target, arch, repository, parents = []):
+def _image_info_init(*, descriptor, spec, target, arch, repository, parents = []):
     if type(target) != "string" or not target:
         fail("ImageInfo.target: want a catalogue target name, got: %r" % (target,))
     if arch != None and type(arch) != "string":
         fail("ImageInfo.arch: want a string or None, got: %r" % (arch,))
     if type(repository) != "string" or not repository:
         fail("ImageInfo.repository: want a repository name, got: %r" % (repository,))
-    if not layout.is_directory:
-        fail("ImageInfo.layout: want a tree artifact (OCI layout directory), got: %s" % layout)
+    if descriptor.is_directory or not descriptor.basename.endswith(".json"):
+        fail("ImageInfo.descriptor: want the image's descriptor JSON file, got: %s" % descriptor)
     if type(parents) != "list":
         fail("ImageInfo.parents: want a list of ImageInfo, got: %r" % (parents,))
     return {
         "arch": arch,
         "parents": parents,
-        "layout": layout,
-        "metadata": metadata,
+        "descriptor": descriptor,
         "repository": repository,
         "spec": spec,
         "target": target,
     }
 
 ImageInfo, _new_image_info = provider(
-    doc = "One built image of the family: an OCI layout plus its spec and digest.",
+    doc = "One built image of the family: its descriptor (the image itself is in staging) and spec.",
     fields = {
         "arch": "str or None: the GPU architecture; None for arch-free targets.",
-        "layout": "File (tree artifact): the OCI image layout directory.",
-        "metadata": "File: JSON written by the build (digest, tags, refs, parents' digests).",
+        "descriptor": "File: JSON written by the build (digest, manifest, config, staging ref, parents' digests); tools/staging/descriptor.py reads it.",
         "parents": "list[ImageInfo]: the catalogue parents this image was built from.",
         "repository": "str: the registry repository, e.g. 'base' for pytorch-base.",
         "spec": "File: JSON from `tagconf spec` (tags, refs, build args, labels); needs no build.",

@@ -30,9 +30,7 @@ def _image_set_impl(ctx):
         fail("%s: images and archs must be parallel lists" % ctx.label)
     chosen = select_images(ctx, ctx.attr.images, ctx.attr.archs, ctx.attr.default_arch)
     return [
-        DefaultInfo(files = depset(
-            [i.layout for i in chosen] + [i.metadata for i in chosen],
-        )),
+        DefaultInfo(files = depset([i.descriptor for i in chosen])),
         OutputGroupInfo(spec = depset([i.spec for i in chosen])),
         ImageSetInfo(images = chosen),
     ]

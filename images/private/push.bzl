@@ -1,5 +1,6 @@
-"""Implementation of image_push and image_plan: publish images, or print what would be published."""
+"""Implementation of image_push, image_plan, image_load and image_layout: publish or materialize images."""
 
+load(":image.bzl", "LOCAL_DOCKER_EXECUTION_REQUIREMENTS")
 load(":image_info.bzl", "ImageInfo", "ImageSetInfo")
 
 _DOC_PUSH = """Pushes images to the registry with the tags tagconf rendered for them.
@@ -9,8 +10,10 @@ the group for the requested archs, then runs `tools/registry push`:
 
 * every immutable `-g<VCS_REF>` tag of the whole push is checked first; if
   one exists with another digest, nothing is written;
-* images go parents first; only the blobs the registry lacks are uploaded
-  (cross-repository mounts where a sibling has them);
+* images go parents first, copied from the staging registry: a
+  cross-repository mount when staging is on the same host (zero blob
+  bytes), else streamed registry to registry, several blobs at once; only
+  the blobs the registry lacks are copied;
 * each manifest is PUT by digest (bytes unchanged), then its tags, so no tag
   ever points at a missing manifest; a tag already right is left alone;
 * transient failures are retried with backoff; a final failure names what
@@ -41,8 +44,7 @@ def _plan_file(ctx, images):
     ctx.actions.write(plan, json.encode_indent({"images": [
         {
             "arch": i.arch,
-            "layout": i.layout.short_path,
-            "metadata": i.metadata.short_path,
+            "descriptor": i.descriptor.short_path,
             "parents": [p.target for p in i.parents],
             "spec": i.spec.short_path,
             "target": i.target,
@@ -75,7 +77,7 @@ def _push_impl(ctx):
     launcher = _launcher(ctx, "push", plan)
     files = [plan, ctx.executable._registry]
     for i in images:
-        files += [i.layout, i.metadata, i.spec]
+        files += [i.descriptor, i.spec]
     return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, files))]
 
 def _plan_impl(ctx):
@@ -110,4 +112,76 @@ image_plan = rule(
     doc = _DOC_PLAN,
     attrs = _ATTRS,
     executable = True,
+)
+
+_DOC_LOAD = """Puts images into the local Docker engine under their real `repository:tag`s.
+
+`bazel run //images:pytorch-run.gfx950.load` pulls the image from the
+staging registry by digest and tags it with every ref of its spec
+(`<registry>/runtime:2.15.0-10.1.0-full-gfx950`, `...:latest-gfx950`), so
+`docker run` works. Nothing is pushed anywhere.
+"""
+
+def _load_impl(ctx):
+    images = _images(ctx.attr.images)
+    plan = _plan_file(ctx, images)
+    launcher = _launcher(ctx, "load", plan)
+    files = [plan, ctx.executable._registry]
+    for i in images:
+        files += [i.descriptor, i.spec]
+    return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, files))]
+
+image_load = rule(
+    implementation = _load_impl,
+    doc = _DOC_LOAD,
+    attrs = _ATTRS,
+    executable = True,
+)
+
+_DOC_LAYOUT = """Writes one image as an OCI image layout directory, for tools that want one.
+
+`bazel build //images:pytorch.gfx950.layout` streams the image's blobs from
+the staging registry into `bazel-bin/images/pytorch.gfx950.layout/` (each
+checked against its digest). Only on request: images otherwise never leave
+BuildKit and staging.
+"""
+
+def _layout_impl(ctx):
+    image = ctx.attr.image[ImageInfo]
+    out = ctx.actions.declare_directory(ctx.label.name)
+    ctx.actions.run(
+        executable = ctx.executable._registry_tool,
+        arguments = [
+            "layout",
+            "--descriptor",
+            image.descriptor.path,
+            "--spec",
+            image.spec.path,
+            "--out",
+            out.path,
+        ],
+        inputs = [image.descriptor, image.spec],
+        outputs = [out],
+        mnemonic = "ImageLayout",
+        progress_message = "Writing the OCI layout of %{label}",
+        execution_requirements = LOCAL_DOCKER_EXECUTION_REQUIREMENTS,
+        use_default_shell_env = True,
+    )
+    return [DefaultInfo(files = depset([out]))]
+
+image_layout = rule(
+    implementation = _layout_impl,
+    doc = _DOC_LAYOUT,
+    attrs = {
+        "image": attr.label(
+            doc = "One image target (`pytorch.gfx950`, `triton-wheel`).",
+            providers = [ImageInfo],
+            mandatory = True,
+        ),
+        "_registry_tool": attr.label(
+            default = Label("//tools/registry"),
+            executable = True,
+            cfg = "exec",
+        ),
+    },
 )

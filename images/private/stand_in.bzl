@@ -3,7 +3,7 @@
 load(":image.bzl", "build_action")
 load(":image_info.bzl", "ImageInfo")
 
-_DOC = """Builds a Dockerfile with no catalogue entry into an OCI layout.
+_DOC = """Builds a Dockerfile with no catalogue entry into the staging registry.
 
 Nothing can be pulled on hermetic hosts, so tests build the upstream image
 (`UPSTREAM_IMAGE:ROCM_VERSION`) themselves, e.g. FROM scratch with a static
@@ -19,15 +19,15 @@ def _stand_in_impl(ctx):
         "cache_ref": None,
         "labels": {},
         "parents": [],
+        "repository": ctx.label.name,
         "stage": ctx.attr.stage,
         "target": ctx.label.name,
     }))
-    layout, metadata = build_action(ctx, spec, "stand-in", parents = [], upstream = None)
+    descriptor = build_action(ctx, spec, "stand-in", parents = [], upstream = None)
     return [
-        DefaultInfo(files = depset([layout, metadata])),
+        DefaultInfo(files = depset([descriptor])),
         ImageInfo(
-            layout = layout,
-            metadata = metadata,
+            descriptor = descriptor,
             spec = spec,
             target = ctx.label.name,
             arch = None,

@@ -37,6 +37,15 @@ def _pinned_arch_reaches_the_build_impl(ctx):
     asserts.equals(env, "rocm-runtime", _flag(spec.argv, "--target"))
     build = _action(env, "ImageBuild")
     asserts.true(env, "--upstream" in build.argv, "the stand-in upstream is passed")
+
+    # only content reaches the build: the build spec, never the publish spec
+    inputs = [f.basename for f in build.inputs.to_list()]
+    asserts.true(env, "rocm-runtime.gfx1201.build.json" in inputs, "the build spec is an input")
+    asserts.false(env, "rocm-runtime.gfx1201.spec.json" in inputs, "tags/registry are not inputs")
+
+    # the image goes to staging; Bazel keeps a descriptor, no layout
+    asserts.equals(env, "embedded", _flag(build.argv, "--staging"))
+    asserts.equals(env, ["rocm-runtime.gfx1201.json"], [f.basename for f in build.outputs.to_list()])
     return analysistest.end(env)
 
 pinned_arch_reaches_the_build_test = analysistest.make(_pinned_arch_reaches_the_build_impl)
@@ -62,11 +71,11 @@ def _arch_free_parent_is_shared_impl(ctx):
     b = {p.target: p for p in ctx.attr.b[ImageInfo].parents}
     asserts.equals(env, ["pytorch-base", "pytorch-src", "triton-wheel"], sorted(a.keys()))
     for shared in ["triton-wheel", "pytorch-src"]:
-        asserts.equals(env, a[shared].layout.path, b[shared].layout.path, shared + " built once")
+        asserts.equals(env, a[shared].descriptor.path, b[shared].descriptor.path, shared + " built once")
         asserts.equals(env, None, a[shared].arch)
     asserts.equals(env, "gfx950", a["pytorch-base"].arch)
     asserts.equals(env, "gfx1201", b["pytorch-base"].arch)
-    asserts.false(env, a["pytorch-base"].layout.path == b["pytorch-base"].layout.path)
+    asserts.false(env, a["pytorch-base"].descriptor.path == b["pytorch-base"].descriptor.path)
     return unittest.end(env)
 
 arch_free_parent_is_shared_test = unittest.make(

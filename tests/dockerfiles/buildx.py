@@ -1,8 +1,8 @@
 """Run `docker buildx build --call=...` on the real Dockerfiles, offline.
 
 Nothing can be pulled here, so every FROM reference a build needs is given
-as a named build context pointing at a local stand-in OCI layout (the
-`:standin` image of this package). BuildKit does not follow symlinks in a
+as a named build context pointing at a stand-in image in staging (the
+`:standin` image of this package, by digest). BuildKit does not follow symlinks in a
 build context, and the runfiles tree is made of them, so the context is a
 temporary copy of docker/ as real files at its repository-relative path.
 """
@@ -18,17 +18,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-STANDIN_LAYOUT = Path("tests/dockerfiles/standin.layout")
-STANDIN_METADATA = Path("tests/dockerfiles/standin.json")
+STANDIN_DESCRIPTOR = Path("tests/dockerfiles/standin.json")
 # buildx calls are cheap for the client and parallel in the daemon (2 cores).
 WORKERS = 4
 TIMEOUT = 300
 
 
 def standin_ref() -> str:
-    """``oci-layout://ABS@DIGEST`` of the stand-in image."""
-    digest = json.loads(STANDIN_METADATA.read_text())["digest"]
-    return f"oci-layout://{STANDIN_LAYOUT.resolve()}@{digest}"
+    """``docker-image://<staging>/<repo>@DIGEST`` of the stand-in image."""
+    d = json.loads(STANDIN_DESCRIPTOR.read_text())
+    host = d["staging"]["registry"].split("/", 1)[0]
+    return f"docker-image://{host}/{d['staging']['name']}@{d['digest']}"
 
 
 def assemble_context(dest: Path, dirs: Iterable[str] = ("docker",)) -> Path:

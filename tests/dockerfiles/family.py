@@ -41,7 +41,7 @@ OPTIONAL_ARGS: dict[str, dict[str, str]] = {
 
 # Catalogue keys no Dockerfile may declare: VCS_REF changes with every
 # commit, so as an ARG it would invalidate the layer cache of every build;
-# the image rule puts it in the org.opencontainers.image.revision label.
+# the commit reaches a published image as its -g<VCS_REF> tag, never as content.
 LABEL_ONLY_KEYS = frozenset({VCS_REF_KEY})
 
 DOCKERFILES: dict[str, list[Target]] = defaultdict(list)

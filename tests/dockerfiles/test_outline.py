@@ -79,8 +79,8 @@ def test_declared_args_are_catalogue_keys_or_documented_optional_args(outlines, 
     # should declare no label-only key (a per-commit ARG busts every cache)
     assert not declared & LABEL_ONLY_KEYS, (
         f"{target.name}: {target.dockerfile} declares ARG {sorted(declared & LABEL_ONLY_KEYS)};"
-        " VCS_REF changes with every commit and would invalidate the layer cache. The image"
-        " rule sets the org.opencontainers.image.revision label instead."
+        " VCS_REF changes with every commit and would invalidate the layer cache. The commit"
+        " reaches a published image as its -g<VCS_REF> tag."
     )
     # should declare only catalogue keys, PYTORCH_ROCM_ARCH (arch targets) and optional args
     unexpected = declared - build_arg_names(target) - optional

@@ -1,7 +1,8 @@
 """End-to-end: the fixture family built by the real rules with real BuildKit.
 
 The images are data of this test, so `bazel test` builds them (for the two
-archs in E2E_ARCHS) before it runs; each case reads the OCI layouts.
+archs in E2E_ARCHS) before it runs. Bazel holds only their descriptors; each
+case reads the images back from the staging registry the descriptors name.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.layouts import Layout, e2e_archs, image_name
+from tests.e2e.images import PACKAGE, Image, apply_layers, check_blob, e2e_archs, image_name
 from tools.tagconf import catalog as catalog_mod
 from tools.tagconf.tags import render_tags, resolve_values
 
@@ -43,8 +44,8 @@ IMAGES = list(images())
 IDS = [image_name(t.name, a) for t, a in IMAGES]
 
 
-def layout(target: str, arch: str | None) -> Layout:
-    return Layout(image_name(target, arch if CATALOG.target(target).arch else None))
+def layout(target: str, arch: str | None) -> Image:
+    return Image(image_name(target, arch if CATALOG.target(target).arch else None))
 
 
 def test_family_has_every_target_for_both_archs():
@@ -54,14 +55,43 @@ def test_family_has_every_target_for_both_archs():
 
 
 @pytest.mark.parametrize("target,arch", IMAGES, ids=IDS)
-def test_layout_is_a_valid_oci_layout_with_the_recorded_digest(target, arch):
+def test_staging_holds_the_image_the_descriptor_names(target, arch):
     image = layout(target.name, arch)
-    # should be a spec-conformant layout whose blobs match their descriptors
+    # should be in staging under the descriptor's digest, every blob matching
     image.verify()
-    # should record the manifest digest that index.json names
-    assert image.metadata["digest"] == image.index["manifests"][0]["digest"]
     assert image.metadata["target"] == target.name
     assert image.metadata["arch"] == arch
+    # should keep the manifest alive under the content-key tag
+    assert image.staging["tag"] == "c-" + image.metadata["content_key"].removeprefix("sha256:")
+
+
+def test_bazel_holds_descriptors_not_image_bytes():
+    descriptors = sorted(PACKAGE.glob("*.json"))
+    sizes = {p.name: p.stat().st_size for p in descriptors}
+    # should hold one small descriptor per image (no layout, no blob)
+    assert len([n for n in sizes if not n.endswith((".spec.json", ".build.json"))]) >= len(IMAGES)
+    assert max(sizes.values()) < 64_000, sizes
+    assert sum(sizes.values()) < 1_000_000, sum(sizes.values())
+    assert not [p for p in PACKAGE.glob("*.layout") if p.name != "pytorch-run.gfx950.layout"]
+
+
+def test_layout_target_writes_a_valid_oci_layout_of_the_staged_image():
+    root = PACKAGE / "pytorch-run.gfx950.layout"
+    image = Image("pytorch-run.gfx950")
+    index = json.loads((root / "index.json").read_text())
+    assert json.loads((root / "oci-layout").read_text()) == {"imageLayoutVersion": "1.0.0"}
+    (entry,) = index["manifests"]
+    # should be the very image the descriptor names, blob for blob
+    assert entry["digest"] == image.metadata["digest"]
+
+    def blob(digest: str) -> bytes:
+        return (root / "blobs" / "sha256" / digest.removeprefix("sha256:")).read_bytes()
+
+    manifest = json.loads(blob(entry["digest"]))
+    for d in [manifest["config"], *manifest["layers"]]:
+        check_blob("pytorch-run.gfx950.layout", d, blob(d["digest"]))
+    files = apply_layers(blob(d["digest"]) for d in manifest["layers"])
+    assert files == image.files
 
 
 @pytest.mark.parametrize("target,arch", IMAGES, ids=IDS)
@@ -75,10 +105,11 @@ def test_labels_and_tags_come_from_tagconf(target, arch):
     assert labels["org.rocm-pytorch.image.target"] == target.name
     assert labels["org.rocm-pytorch.image.arch"] == (arch or "noarch")
     assert labels["org.opencontainers.image.source"] == CATALOG.source
-    # should not claim a revision: no VCS_REF in this build
+    # should never name a commit: that would rebuild every image on every commit
     assert "org.opencontainers.image.revision" not in labels
-    # should record exactly tagconf's tags for the push tool
-    assert image.metadata["tags"] == {
+    # should put exactly tagconf's tags in the spec the push tool reads
+    spec = json.loads((PACKAGE / f"{image.name}.spec.json").read_text())
+    assert spec["tags"] == {
         "versioned": tags.versioned,
         "floating": tags.floating,
         "immutable": None,
@@ -119,11 +150,11 @@ def test_arch_reaches_the_build_as_pytorch_rocm_arch(arch):
 
 @pytest.mark.parametrize("shared", ["triton-wheel", "pytorch-src"])
 def test_arch_free_targets_are_built_once_and_shared(shared):
-    digest = Layout(shared).metadata["digest"]
+    digest = Image(shared).metadata["digest"]
     # should feed every arch variant the one noarch build
     for arch in ARCHS:
         assert layout("pytorch", arch).metadata["parents"][shared] == digest
-    assert Layout(shared).metadata["arch"] is None
+    assert Image(shared).metadata["arch"] is None
 
 
 @pytest.mark.parametrize("target", [t.name for t in CATALOG.targets if t.stage == "wheel"])
@@ -164,11 +195,11 @@ def test_wrong_dockerfile_stage_fails_naming_target_arch_and_dockerfile(tmp_path
         "--network",
         "none",
         "--output",
-        str(tmp_path / "out"),
-        "--metadata",
         str(tmp_path / "out.json"),
+        # fails before anything is pushed: no staging registry is contacted
+        "--staging",
+        "127.0.0.1:9/unused",
     ]
-    (tmp_path / "out").mkdir()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     # should fail, name the target, arch, Dockerfile and stage, and show BuildKit's log
     assert proc.returncode == 1

@@ -75,14 +75,14 @@ def metadata(name: str) -> dict:
 
 
 def write_plan(tmp: Path, entries: list[tuple[str, str | None, str, str | None]]) -> Path:
-    """A plan whose specs tagconf renders now: (target, arch, layout image, VCS_REF)."""
+    """A plan whose specs tagconf renders now: (target, arch, built image, VCS_REF)."""
     images = []
-    for i, (target, arch, layout_of, vcs_ref) in enumerate(entries):
+    for i, (target, arch, image_of, vcs_ref) in enumerate(entries):
         values = resolve_values(CATALOG, vcs_ref=vcs_ref)
         spec = image_spec(CATALOG, CATALOG.target(target), arch, values, NAMESPACE)
         path = tmp / f"spec{i}.json"
         path.write_text(json.dumps(spec))
-        images.append({"spec": str(path), "layout": f"tests/e2e/{layout_of}.layout"})
+        images.append({"spec": str(path), "descriptor": f"tests/e2e/{image_of}.json"})
     plan = tmp / f"plan{len(list(tmp.glob('plan*.json')))}.json"
     plan.write_text(json.dumps({"images": images}))
     return plan

@@ -19,7 +19,7 @@ def image(target, arch=None, parents=(), repository=None, tags=("v1", "latest"))
         repository=repository or target,
         tags=tuple(tags),
         immutable=None,
-        layout=Path(f"{target}.layout"),
+        descriptor=Path(f"{target}.json"),
         parents=tuple(parents),
     )
 

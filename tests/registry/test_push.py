@@ -58,7 +58,9 @@ def test_dry_run_prints_the_plan_and_writes_nothing(registry, proxy_for):
     lines = result.out.splitlines()
     assert len(lines) == 52
     assert lines[0].startswith(f"{proxy.host}/{NAMESPACE}/rocm-runtime:10.1.0-full-gfx950@sha256:")
-    assert lines[0].endswith("blobs present)")
+    # should say what the real push would do: copy every blob from staging
+    assert lines[0].endswith("from staging " + staging_host("rocm-runtime.gfx950") + ")"), lines[0]
+    assert "0/5 blobs present, would copy 5" in lines[0], lines[0]
     assert registry.all_refs() == {}
 
 
@@ -89,7 +91,11 @@ def test_immutable_tag_never_moves(registry, tmp_path):
     assert registry.all_refs() == before  # triton-wheel was not pushed either
 
 
-def test_plan_binary_prints_the_refs_without_layouts(tmp_path):
+def staging_host(name: str) -> str:
+    return metadata(name)["staging"]["registry"].split("/", 1)[0]
+
+
+def test_plan_binary_prints_the_refs_without_images(tmp_path):
     plan = write_plan(tmp_path, [("triton-wheel", None, "does-not-exist", "0123abc")])
     result = registry_tool("plan", "--plan", str(plan), "--registry", "r.example:5000/ns")
     assert result.code == 0, result.err

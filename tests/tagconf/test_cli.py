@@ -98,7 +98,9 @@ def test_spec_has_build_args_labels_refs_and_cache_ref(run):
     assert result.code == 0, result.err
     spec = json.loads(result.out)
     assert spec["build_args"]["PYTORCH_ROCM_ARCH"] == "gfx1201"
-    assert spec["build_args"]["VCS_REF"] == "0123abc"
+    # the commit is a tag, never content: no build arg, no label
+    assert "VCS_REF" not in spec["build_args"]
+    assert spec["vcs_ref"] == "0123abc"
     assert spec["stage"] == "test" and spec["dockerfile"] == "docker/Dockerfile.pytorch"
     assert spec["parents"] == ["pytorch-base", "pytorch-src", "triton-wheel"]
     assert spec["refs"] == [
@@ -106,7 +108,7 @@ def test_spec_has_build_args_labels_refs_and_cache_ref(run):
         "127.0.0.1:5000/ns/pytorch:latest-gfx1201-test",
         "127.0.0.1:5000/ns/pytorch:2.15.0-10.1.0-full-gfx1201-test-g0123abc",
     ]
-    assert spec["labels"]["org.opencontainers.image.revision"] == "0123abc"
+    assert "org.opencontainers.image.revision" not in spec["labels"]
     assert spec["labels"]["org.rocm-pytorch.image.arch"] == "gfx1201"
     # pytorch and pytorch-test share the pytorch repository: the stage keeps caches apart
     assert (
@@ -114,6 +116,27 @@ def test_spec_has_build_args_labels_refs_and_cache_ref(run):
         == "127.0.0.1:5000/cache/pytorch-cache:test_gfx1201_2.15.0-10.1.0-full-gfx1201-test"
     )
     assert spec["upstream"] == "rocm/dev-ubuntu-26.04:10.1.0-full"
+
+
+def test_build_spec_is_content_only_so_publish_changes_rebuild_nothing(run, tmp_path):
+    import json
+
+    def build_spec(*extra):
+        out = tmp_path / "build.json"
+        argv = ["spec", "--target", "pytorch", "--arch", "gfx950", *extra]
+        result = run(*argv, "--output", str(tmp_path / "spec.json"), "--build-output", str(out))
+        assert result.code == 0, result.err
+        return out.read_text()
+
+    plain = build_spec()
+    data = json.loads(plain)
+    # should hold what shapes the bytes, and nothing about publication
+    assert {"build_args", "labels", "stage", "dockerfile", "parents"} <= data.keys()
+    assert not {"registry", "tags", "refs", "vcs_ref"} & data.keys()
+    # should be byte-identical whatever the registry or commit
+    assert build_spec("--registry", "127.0.0.1:5000/other", "--vcs-ref", "1a2b3c4") == plain
+    # should change with a version (the bytes change)
+    assert build_spec("--set", "PYTORCH_VERSION=2.16.0") != plain
 
 
 def test_spec_of_arch_free_target_has_no_arch_build_arg(run):

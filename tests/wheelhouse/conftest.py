@@ -1,9 +1,10 @@
-"""The wheelhouse CLI, called in-process."""
+"""The wheelhouse CLI, called in-process, and a fake staging registry."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.wheelhouse.fakes import FakeStaging
 from tools.wheelhouse.cli import main
 
 
@@ -17,3 +18,11 @@ def run(capsys):
         return rc, out, err
 
     return run
+
+
+@pytest.fixture
+def staging():
+    """A fake staging registry on a free loopback port (see fakes.FakeStaging)."""
+    s = FakeStaging()
+    yield s
+    s.stop()

@@ -1,4 +1,4 @@
-"""Test helpers: tiny wheels, hand-written OCI layouts, and an isolated pip."""
+"""Test helpers: tiny wheels, a fake staging registry with descriptors, and an isolated pip."""
 
 from __future__ import annotations
 
@@ -7,12 +7,16 @@ import hashlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
+import threading
 import zipfile
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from tools.staging import descriptor as desc
 from tools.tagconf import catalog as catalog_mod
 from tools.tagconf.tags import render_tags, resolve_values
 
@@ -65,33 +69,111 @@ def tar_layer(entries: dict[str, bytes | None], compress: bool = True) -> bytes:
     return gzip.compress(raw, mtime=0) if compress else raw
 
 
-def _put(root: Path, data: bytes) -> dict:
-    digest = hashlib.sha256(data).hexdigest()
-    (root / "blobs" / "sha256").mkdir(parents=True, exist_ok=True)
-    (root / "blobs" / "sha256" / digest).write_bytes(data)
-    return {"digest": f"sha256:{digest}", "size": len(data)}
+class FakeStaging:
+    """A staging registry on a free loopback port: GET/HEAD of manifests and blobs.
+
+    Plain HTTP, no auth, served from memory. ``lose`` forgets a blob or a
+    manifest (what a garbage-collected staging looks like); a blob in
+    ``lose_on_get`` is lost when a GET asks for it (after the HEAD checks).
+    ``requests`` records (method, path) of every request.
+    """
+
+    PREFIX = "staging"
+
+    def __init__(self) -> None:
+        self.blobs: dict[tuple[str, str], bytes] = {}
+        self.manifests: dict[tuple[str, str], bytes] = {}
+        self.lose_on_get: set[tuple[str, str]] = set()
+        self.requests: list[tuple[str, str]] = []
+        staging = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def _answer(self, body: bytes | None, content_type: str, digest: str) -> None:
+                staging.requests.append((self.command, self.path))
+                if body is None:
+                    self.send_response(404)
+                    body = b'{"errors":[{"code":"BLOB_UNKNOWN"}]}'
+                    self.send_header("Content-Type", "application/json")
+                else:
+                    self.send_response(200)
+                    self.send_header("Content-Type", content_type)
+                    self.send_header("Docker-Content-Digest", digest)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if self.command == "GET":
+                    self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                m = re.fullmatch(r"/v2/(.+)/(manifests|blobs)/([^/?]+)", self.path)
+                if not m:
+                    self._answer(None, "", "")
+                    return
+                name, kind, digest = m.groups()
+                if kind == "manifests":
+                    body = staging.manifests.get((name, digest))
+                    self._answer(body, MANIFEST_TYPE, digest)
+                    return
+                if self.command == "GET" and (name, digest) in staging.lose_on_get:
+                    staging.lose(name, digest)
+                body = staging.blobs.get((name, digest))
+                self._answer(body, "application/octet-stream", digest)
+
+            do_HEAD = do_GET
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.host = f"127.0.0.1:{self.server.server_address[1]}"
+        self.registry = f"{self.host}/{self.PREFIX}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def name(self, repository: str) -> str:
+        return f"{self.PREFIX}/{repository}"
+
+    def put(self, name: str, data: bytes) -> dict:
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        self.blobs[(name, digest)] = data
+        return {"digest": digest, "size": len(data)}
+
+    def lose(self, name: str, digest: str) -> None:
+        self.blobs.pop((name, digest), None)
+        self.manifests.pop((name, digest), None)
+
+    def gets(self, kind: str = "blobs") -> list[str]:
+        """Paths of the GETs of ``kind`` (blobs, manifests) served so far."""
+        return [p for m, p in self.requests if m == "GET" and f"/{kind}/" in p]
 
 
-def make_layout(
+MANIFEST_TYPE = "application/vnd.oci.image.manifest.v1+json"
+
+
+def make_descriptor(
     directory: Path,
+    staging: FakeStaging,
     target: str,
     arch: str | None,
     *,
     rocm: str = "10.1.0-full",
     layers: list[bytes] | None = None,
-    metadata: bool = True,
     labels: bool = True,
     name: str | None = None,
 ) -> Path:
-    """An OCI layout like the image rule writes (plus <name>.json unless metadata=False).
+    """Stage an image like the ImageBuild action does and write its descriptor <name>.json.
 
     Default content: one gzip layer with /wheels/<dist>-<version>-py3-none-any.whl.
     """
     t = CATALOG.target(target)
     tags = render_tags(CATALOG, t, arch, resolve_values(CATALOG, {"ROCM_VERSION": rocm}))
     name = name or (f"{target}.{arch}" if arch else target)
-    root = directory / f"{name}.layout"
-    root.mkdir(parents=True)
+    repo = staging.name(t.repository)
     if layers is None:
         local = f"rocm{rocm.replace('-', '.')}" + (f".{arch}" if arch else "")
         wheel, data = make_wheel(
@@ -114,47 +196,54 @@ def make_layout(
         },
         "rootfs": {"type": "layers", "diff_ids": []},
     }
-    manifest = {
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {
-            "mediaType": "application/vnd.oci.image.config.v1+json",
-            **_put(root, json.dumps(config).encode()),
-        },
-        "layers": [
-            {"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", **_put(root, layer)}
-            for layer in layers
-        ],
-    }
-    descriptor = {
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        **_put(root, json.dumps(manifest).encode()),
-    }
-    (root / "index.json").write_text(json.dumps({"schemaVersion": 2, "manifests": [descriptor]}))
-    (root / "oci-layout").write_text('{"imageLayoutVersion": "1.0.0"}')
-    if metadata:
-        (directory / f"{name}.json").write_text(
-            json.dumps(
+    manifest = json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": MANIFEST_TYPE,
+            "config": {
+                "mediaType": "application/vnd.oci.image.config.v1+json",
+                **staging.put(repo, json.dumps(config).encode()),
+            },
+            "layers": [
                 {
-                    "target": target,
-                    "arch": arch,
-                    "repository": t.repository,
-                    "digest": descriptor["digest"],
-                    "tags": {
-                        "versioned": tags.versioned,
-                        "floating": tags.floating,
-                        "immutable": None,
-                    },
+                    "mediaType": "application/vnd.oci.image.layer.v1.tar"
+                    + ("+gzip" if layer[:2] == b"\x1f\x8b" else ""),
+                    **staging.put(repo, layer),
                 }
-            )
-        )
-    return root
+                for layer in layers
+            ],
+        }
+    ).encode()
+    digest = desc.digest_of(manifest)
+    staging.manifests[(repo, digest)] = manifest
+    d = desc.Descriptor(
+        target=target,
+        arch=arch,
+        repository=t.repository,
+        digest=digest,
+        media_type=MANIFEST_TYPE,
+        manifest=manifest,
+        config=config,
+        staging_registry=staging.registry,
+        staging_name=repo,
+        staging_tag="c-" + "0" * 64,
+        embedded=False,
+        content_key="sha256:" + "0" * 64,
+        dockerfile=f"docker/Dockerfile.{target}",
+        stage=t.stage,
+    )
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.json"
+    d.write(path)
+    return path
 
 
-def make_family(directory: Path, arch: str = "gfx950", rocm: str = "10.1.0-full") -> list[Path]:
-    """One fake layout per wheel target for ``arch``."""
+def make_family(
+    directory: Path, staging: FakeStaging, arch: str = "gfx950", rocm: str = "10.1.0-full"
+) -> list[Path]:
+    """One staged image and its descriptor per wheel target for ``arch``."""
     return [
-        make_layout(directory, t, arch if CATALOG.target(t).arch else None, rocm=rocm)
+        make_descriptor(directory, staging, t, arch if CATALOG.target(t).arch else None, rocm=rocm)
         for t in WHEELS
     ]
 

@@ -1,4 +1,9 @@
-"""The fixture family's wheel layouts (runfiles of the e2e tests) and a throwaway registry."""
+"""The fixture family's wheel images (descriptors in runfiles, images in staging).
+
+The image targets are data of the e2e test: Bazel builds them into the
+staging registry first and puts their descriptors (``<name>.json``) and
+specs (``<name>.spec.json``: tags) at ``tests/e2e/`` in the runfiles.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from pathlib import Path
 
 from tests.registry.fixtures import Registry
 from tests.wheelhouse.fakes import CATALOG, WHEELS
+from tools.staging import descriptor as desc
 
 E2E = Path("tests/e2e")  # runfiles path of //tests/e2e outputs
 ARCH = "gfx950"
@@ -16,16 +22,20 @@ def name(target: str, arch: str = ARCH) -> str:
     return f"{target}.{arch}" if CATALOG.target(target).arch else target
 
 
-def layout(target: str, arch: str = ARCH) -> Path:
-    return E2E / f"{name(target, arch)}.layout"
+def descriptor_path(target: str, arch: str = ARCH) -> Path:
+    return E2E / f"{name(target, arch)}.json"
 
 
-def metadata(target: str, arch: str = ARCH) -> dict:
-    return json.loads((E2E / f"{name(target, arch)}.json").read_text())
+def descriptor(target: str, arch: str = ARCH) -> desc.Descriptor:
+    return desc.load(descriptor_path(target, arch))
 
 
-def family_metadata(arch: str = ARCH) -> dict[str, dict]:
-    return {t: metadata(t, arch) for t in WHEELS}
+def spec(target: str, arch: str = ARCH) -> dict:
+    return json.loads((E2E / f"{name(target, arch)}.spec.json").read_text())
+
+
+def family(arch: str = ARCH) -> dict[str, desc.Descriptor]:
+    return {t: descriptor(t, arch) for t in WHEELS}
 
 
 def start_registry(root: Path) -> Registry:

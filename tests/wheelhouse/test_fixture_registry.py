@@ -1,8 +1,9 @@
-"""End-to-end from a registry: our own docker-registry, the fixture layouts pushed into it.
+"""End-to-end from a registry: our own docker-registry, the fixture images pushed into it.
 
 Nothing is pushed to the shared registry: each run starts a registry on a
-free loopback port, pushes the gfx950 wheel layouts with the push tool, and
-collects --from-registry by floating and by versioned tags.
+free loopback port, pushes the gfx950 wheel images from staging (through
+their descriptors) with the push tool, and collects --from-registry by
+floating and by versioned tags.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.wheelhouse.fakes import WHEELS
-from tests.wheelhouse.fixture import ARCH, family_metadata, layout, metadata, start_registry
+from tests.wheelhouse.fixture import ARCH, descriptor_path, family, spec, start_registry
 from tools.registry.plan import PlannedImage
 from tools.registry.push import Pusher, PushOptions
 
@@ -22,15 +23,15 @@ NAMESPACE = "rocm-pytorch"
 
 
 def planned(registry: str, target: str, arch: str = ARCH, tags=None) -> PlannedImage:
-    meta = metadata(target, arch)
+    s = spec(target, arch)
     return PlannedImage(
         target=target,
-        arch=meta["arch"],
+        arch=s["arch"],
         registry=registry,
-        repository=meta["repository"],
-        tags=tuple(tags or (meta["tags"]["versioned"], meta["tags"]["floating"])),
+        repository=s["repository"],
+        tags=tuple(tags or (s["tags"]["versioned"], s["tags"]["floating"])),
         immutable=None,
-        layout=layout(target, arch),
+        descriptor=descriptor_path(target, arch),
         parents=(),
     )
 
@@ -63,45 +64,45 @@ def sha256s(out: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("kind", ["floating", "versioned"])
-def test_collects_from_the_registry_what_the_layouts_hold(tmp_path, run, registry, kind):
-    spec = f"{registry.host}/{NAMESPACE}"
-    from_registry, from_layouts = tmp_path / "reg", tmp_path / "lay"
-    argv = ["--arch", ARCH, "--out", from_registry, "--tag", kind, "--from-registry", spec]
+def test_collects_from_the_registry_what_staging_holds(tmp_path, run, registry, kind):
+    where = f"{registry.host}/{NAMESPACE}"
+    from_registry, from_staging = tmp_path / "reg", tmp_path / "stg"
+    argv = ["--arch", ARCH, "--out", from_registry, "--tag", kind, "--from-registry", where]
     rc, stdout, err = run(*argv)
     assert rc == 0, err
     assert f"wheels for {ARCH}, ROCm 10.1.0-full" in stdout
-    layouts = [a for t in WHEELS for a in ("--layout", layout(t))]
-    assert run("--arch", ARCH, "--out", from_layouts, *layouts)[0] == 0
+    descriptors = [a for t in WHEELS for a in ("--descriptor", descriptor_path(t))]
+    assert run("--arch", ARCH, "--out", from_staging, *descriptors)[0] == 0
     # should be the very same wheels, from the very same images, pulled by the tag asked for
-    assert sha256s(from_registry) == sha256s(from_layouts)
+    assert sha256s(from_registry) == sha256s(from_staging)
     assert len(sha256s(from_registry)) == 8
     manifest = json.loads((from_registry / "wheelhouse.json").read_text())
-    for image, (target, meta) in zip(manifest["images"], family_metadata().items(), strict=True):
+    for image, (target, d) in zip(manifest["images"], family().items(), strict=True):
         assert image["target"] == target
-        assert image["digest"] == meta["digest"]
-        assert image["origin"] == f"{spec}/{meta['repository']}:{meta['tags'][kind]}"
+        assert image["digest"] == d.digest
+        assert image["origin"] == f"{where}/{d.repository}:{spec(target)['tags'][kind]}"
     assert (from_registry / "simple" / "vllm" / "index.html").is_file()
 
 
 def test_refuses_a_gfx1201_image_pushed_to_latest_gfx950(tmp_path, run, registry):
     # the bug story: the gfx1201 vllm-wheel landed on vllm-wheel:latest-gfx950
-    spec = f"{registry.host}/misfiled"
-    push([planned(spec, t) for t in WHEELS if t != "vllm-wheel"])
-    push([planned(spec, "vllm-wheel", "gfx1201", tags=("latest-gfx950",))])
-    rc, _, err = run("--arch", ARCH, "--out", tmp_path / "wh", "--from-registry", spec)
+    where = f"{registry.host}/misfiled"
+    push([planned(where, t) for t in WHEELS if t != "vllm-wheel"])
+    push([planned(where, "vllm-wheel", "gfx1201", tags=("latest-gfx950",))])
+    rc, _, err = run("--arch", ARCH, "--out", tmp_path / "wh", "--from-registry", where)
     assert rc == 2
     assert err.count("\n") == 1 and "Traceback" not in err
     assert (
         f"refusing to mix archs: this is a gfx950 wheelhouse (--arch gfx950), but vllm-wheel"
-        f" (gfx1201) from {spec}/vllm-wheel:latest-gfx950 is built for gfx1201" in err
+        f" (gfx1201) from {where}/vllm-wheel:latest-gfx950 is built for gfx1201" in err
     )
 
 
 def test_a_missing_tag_names_the_ref_and_the_push(tmp_path, run, registry):
-    spec = f"{registry.host}/{NAMESPACE}"
-    rc, _, err = run("--arch", "gfx942", "--out", tmp_path / "wh", "--from-registry", spec)
+    where = f"{registry.host}/{NAMESPACE}"
+    rc, _, err = run("--arch", "gfx942", "--out", tmp_path / "wh", "--from-registry", where)
     assert rc == 2
     assert err.startswith(
-        f"wheelhouse: error: {spec}/pytorch-wheel:latest-gfx942: not found"
+        f"wheelhouse: error: {where}/pytorch-wheel:latest-gfx942: not found"
         " in the registry; publish the wheel images first"
     )

@@ -21,7 +21,7 @@ def image(target, arch="gfx950", rocm="10.1.0-full", digest=None, origin=None):
         repository=target,
         rocm_version=rocm,
         digest=digest or f"sha256:{abs(hash((target, arch, rocm))):064d}"[:71],
-        origin=origin or f"out/{name}.layout",
+        origin=origin or f"out/{name}.json",
     )
 
 
@@ -46,14 +46,9 @@ def ident(**kw):
     return identify(CATALOG, origin="r", digest="sha256:1", **kw)
 
 
-def test_identify_reads_the_build_metadata():
-    meta = {
-        "target": "vllm-wheel",
-        "arch": "gfx950",
-        "repository": "vllm-wheel",
-        "tags": {"versioned": "v0.33.0-10.1.0-full-gfx950"},
-    }
-    got = ident(metadata=meta)
+def test_identify_reads_the_descriptor_and_rocm_from_the_version_label():
+    meta = {"target": "vllm-wheel", "arch": "gfx950", "repository": "vllm-wheel"}
+    got = ident(metadata=meta, labels={VERSION: "v0.33.0-10.1.0-full-gfx950"})
     assert (got.target, got.arch, got.repository, got.rocm_version) == (
         "vllm-wheel",
         "gfx950",
@@ -92,8 +87,8 @@ def test_identify_labels_beat_the_tag_an_image_was_pulled_by():
     assert got.arch == "gfx1201"
 
 
-def test_identify_refuses_metadata_that_contradicts_the_labels():
-    with pytest.raises(WheelhouseError, match=r"metadata says vllm-wheel \(gfx950\).*gfx1201"):
+def test_identify_refuses_a_descriptor_that_contradicts_the_labels():
+    with pytest.raises(WheelhouseError, match=r"descriptor says vllm-wheel \(gfx950\).*gfx1201"):
         ident(metadata={"target": "vllm-wheel", "arch": "gfx950"}, labels={ARCH: "gfx1201"})
 
 
@@ -125,7 +120,7 @@ def test_check_refuses_an_image_of_another_arch_and_names_it():
     msg = str(e.value)
     assert msg.startswith("refusing to mix archs: this is a gfx950 wheelhouse")
     # should name the offending image with where it came from, and only that one
-    assert "vllm-wheel (gfx1201) from out/vllm-wheel.gfx1201.layout" in msg
+    assert "vllm-wheel (gfx1201) from out/vllm-wheel.gfx1201.json" in msg
     assert "pytorch-wheel" not in msg
     assert msg.endswith("leave it out, or collect a separate wheelhouse with --arch gfx1201")
 
@@ -145,8 +140,8 @@ def test_check_refuses_mixed_rocm_versions_and_names_the_odd_ones_out():
     msg = str(e.value)
     assert msg.startswith("refusing to mix ROCm versions: ROCm 10.1.0-full: pytorch-wheel (gfx950)")
     assert (
-        "ROCm 10.2.0: vllm-wheel (gfx950) from out/vllm-wheel.gfx950.layout,"
-        " lmcache-wheel (gfx950) from out/lmcache-wheel.gfx950.layout" in msg
+        "ROCm 10.2.0: vllm-wheel (gfx950) from out/vllm-wheel.gfx950.json,"
+        " lmcache-wheel (gfx950) from out/lmcache-wheel.gfx950.json" in msg
     )
     assert "one ROCM_VERSION (e.g. --define ROCM_VERSION=10.1.0-full)" in msg
 
@@ -190,10 +185,10 @@ def test_check_refuses_a_non_wheel_image():
 
 
 def test_check_takes_the_same_image_twice_but_not_two_different_ones():
-    same = image("torchvision-wheel", origin="elsewhere/torchvision-wheel.gfx950.layout")
+    same = image("torchvision-wheel", origin="elsewhere/torchvision-wheel.gfx950.json")
     images, _ = run_check([*family(), same])
     assert len(images) == len(WHEELS)
-    other = image("torchvision-wheel", digest="sha256:" + "f" * 64, origin="stale/tv.layout")
+    other = image("torchvision-wheel", digest="sha256:" + "f" * 64, origin="stale/tv.json")
     with pytest.raises(WheelhouseError, match=r"two different images of torchvision-wheel.*stale"):
         run_check([*family(), other])
 

@@ -1,15 +1,19 @@
-"""ImageBuild: run `docker buildx build` for one image into an OCI layout.
+"""ImageBuild: build one image with `docker buildx build` into the staging registry.
 
 Called by the image rule's ImageBuild action (see images/private/image.bzl),
 never by hand. It assembles the build context from the action's declared
 inputs as real files (BuildKit does not follow the symlinks Bazel's execroot
 is made of), passes each parent image as a named build context pointing at
-its OCI layout, and writes `--metadata` JSON with the manifest digest.
+its manifest in staging (`docker-image://<staging>/<repo>@sha256:…`), pushes
+the result to staging under a tag derived from the content key, and writes a
+small descriptor (tools/staging/descriptor.py): no blob bytes leave BuildKit
+and the staging registry.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -17,6 +21,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from tools.registry.client import RegistryClient
+from tools.registry.errors import RegistryError
+from tools.staging import StagingError, resolve
+from tools.staging import descriptor as desc
 
 LOG_TAIL = 40
 
@@ -27,28 +36,25 @@ class BuildError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="imagebuild", description=__doc__.splitlines()[0])
-    p.add_argument("--spec", type=Path, required=True, help="JSON from `tagconf spec`")
+    p.add_argument("--spec", type=Path, required=True, help="build spec JSON from `tagconf spec`")
     p.add_argument("--dockerfile", type=Path, required=True, help="repository-relative path")
     p.add_argument("--network", choices=["host", "none"], default="host")
-    p.add_argument("--output", type=Path, required=True, help="OCI layout directory to write")
-    p.add_argument("--metadata", type=Path, required=True, help="metadata JSON to write")
+    p.add_argument("--output", type=Path, required=True, help="descriptor JSON to write")
     p.add_argument("--src", action="append", default=[], type=Path, help="context file")
     p.add_argument("--host-file", action="append", default=[], metavar="DEST=ABS", help="host file")
     p.add_argument(
-        "--parent", action="append", default=[], metavar="NAME=LAYOUT=METADATA", help="parent"
+        "--parent", action="append", default=[], metavar="NAME=DESCRIPTOR", help="parent image"
     )
-    p.add_argument("--upstream", metavar="LAYOUT=METADATA", help="stand-in upstream image")
+    p.add_argument("--upstream", metavar="DESCRIPTOR", help="stand-in upstream image")
+    p.add_argument(
+        "--staging",
+        default="embedded",
+        metavar="HOST[:PORT]/PREFIX",
+        help="staging registry (default: the project's embedded loopback registry)",
+    )
+    p.add_argument("--builder", default="default", help="builder identity (part of the key)")
     p.add_argument("--docker", default=os.environ.get("DOCKER", "docker"), help="docker CLI")
     return p
-
-
-def layout_digest(layout: Path) -> dict[str, object]:
-    """The single manifest descriptor of an OCI layout's index.json."""
-    index = json.loads((layout / "index.json").read_text())
-    manifests = index.get("manifests") or []
-    if len(manifests) != 1:
-        raise BuildError(f"{layout}: expected one manifest in index.json, got {len(manifests)}")
-    return manifests[0]
 
 
 def assemble_context(ctx: Path, files: list[Path], host_files: list[str]) -> None:
@@ -68,13 +74,81 @@ def assemble_context(ctx: Path, files: list[Path], host_files: list[str]) -> Non
         shutil.copy(host_path, dest)
 
 
-def context_ref(layout: Path, metadata: Path) -> tuple[str, str]:
-    """`oci-layout://ABS@DIGEST` for a built image, and its digest."""
-    digest = json.loads(metadata.read_text())["digest"]
-    return f"oci-layout://{layout.absolute()}@{digest}", digest
+def file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
 
 
-def buildx_command(args: argparse.Namespace, spec: dict, ctx: Path) -> tuple[list[str], dict]:
+def content_key(
+    spec_bytes: bytes,
+    files: list[Path],
+    host_files: list[str],
+    parents: dict[str, str],
+    upstream: str | None,
+    network: str,
+    builder: str,
+) -> str:
+    """sha256 over everything that shapes the image's bytes (and nothing else)."""
+    h = hashlib.sha256()
+    h.update(b"spec\0" + spec_bytes + b"\0network\0" + network.encode())
+    h.update(b"\0builder\0" + builder.encode())
+    for path in sorted(files):
+        h.update(f"\0file\0{path}\0{file_digest(path)}".encode())
+    for item in sorted(host_files):
+        dest, _, host_path = item.partition("=")
+        h.update(f"\0host\0{dest}\0{file_digest(Path(host_path))}".encode())
+    for name, digest in sorted(parents.items()):
+        h.update(f"\0parent\0{name}\0{digest}".encode())
+    if upstream:
+        h.update(f"\0upstream\0{upstream}".encode())
+    return "sha256:" + h.hexdigest()
+
+
+def load_parent(item: str, what: str) -> tuple[str, desc.Descriptor]:
+    name, sep, path = item.partition("=") if what == "parent" else ("", "=", item)
+    if not sep:
+        raise BuildError(f"--{what} {item}: want NAME=DESCRIPTOR")
+    try:
+        return name, desc.load(Path(path))
+    except desc.DescriptorError as e:
+        raise BuildError(str(e)) from None
+
+
+def client(host: str) -> RegistryClient:
+    """A client for a staging host (plain HTTP on loopback, auth from the docker config)."""
+    return RegistryClient(host, retries=3, backoff=0.5)
+
+
+def staged(d: desc.Descriptor) -> bool:
+    """Whether ``d``'s manifest is still in its staging registry."""
+    c = client(d.staging_host)
+    try:
+        return c.manifest_digest(d.staging_name, d.digest) is not None
+    except RegistryError as e:
+        raise BuildError(f"staging {d.staging_registry} cannot be reached: {e}") from None
+    finally:
+        c.close()
+
+
+def lost(d: desc.Descriptor) -> str:
+    return (
+        f"staging has lost {d.label()} {d.digest} ({d.staging_ref}); run"
+        " `bazel run //tools/staging -- forget` and build again (it rebuilds what is missing)"
+    )
+
+
+def buildx_command(
+    args: argparse.Namespace,
+    spec: dict,
+    ctx: Path,
+    parents: dict[str, desc.Descriptor],
+    upstream: desc.Descriptor | None,
+    image_ref: str,
+    metadata_file: Path,
+) -> list[str]:
     cmd = [args.docker, "buildx", "build", "--progress=plain"]
     cmd += ["--file", str(ctx / args.dockerfile), "--network", args.network]
     if spec.get("stage"):
@@ -83,25 +157,24 @@ def buildx_command(args: argparse.Namespace, spec: dict, ctx: Path) -> tuple[lis
         cmd += ["--build-arg", f"{key}={value}"]
     for key, value in sorted(spec.get("labels", {}).items()):
         cmd += ["--label", f"{key}={value}"]
-    # One manifest per layout: no provenance/SBOM attestation index.
+    # One manifest per image: no provenance/SBOM attestation index.
     cmd += ["--provenance=false", "--sbom=false"]
-    parents = {}
-    for item in args.parent:
-        name, layout, metadata = item.split("=", 2)
-        ref, digest = context_ref(Path(layout), Path(metadata))
-        cmd += ["--build-context", f"{name}={ref}"]
-        parents[name] = digest
-    if args.upstream:
-        layout, metadata = args.upstream.split("=", 1)
-        ref, _ = context_ref(Path(layout), Path(metadata))
-        cmd += ["--build-context", f"{spec['upstream']}={ref}"]
+    for name, d in parents.items():
+        cmd += ["--build-context", f"{name}=docker-image://{d.staging_ref}"]
+    if upstream:
+        cmd += ["--build-context", f"{spec['upstream']}=docker-image://{upstream.staging_ref}"]
     if spec.get("cache_ref"):
         cache = spec["cache_ref"]
         cmd += ["--cache-from", f"type=registry,ref={cache}"]
         cmd += ["--cache-to", f"type=registry,ref={cache},mode=max,ignore-error=true"]
-    out = args.output.absolute()
-    cmd += ["--output", f"type=oci,dest={out},tar=false,rewrite-timestamp=true", str(ctx)]
-    return cmd, parents
+    cmd += ["--metadata-file", str(metadata_file)]
+    cmd += [
+        "--output",
+        f"type=image,name={image_ref},push=true,store=false,oci-mediatypes=true,"
+        "rewrite-timestamp=true",
+        str(ctx),
+    ]
+    return cmd
 
 
 def describe(spec: dict, args: argparse.Namespace) -> str:
@@ -111,17 +184,61 @@ def describe(spec: dict, args: argparse.Namespace) -> str:
     )
 
 
+def fetch_staged(host: str, name: str, digest: str) -> tuple[bytes, str, dict]:
+    """The manifest (exact bytes), its media type and the config, from staging."""
+    c = client(host)
+    try:
+        manifest, content_type, _ = c.get_manifest(name, digest)
+        if desc.digest_of(manifest) != digest:
+            raise BuildError(f"staging {host}: {name}@{digest}: manifest does not match")
+        data = json.loads(manifest)
+        config = c.get_blob(name, data["config"]["digest"])
+    except RegistryError as e:
+        raise BuildError(f"staging {host}: {e}") from None
+    finally:
+        c.close()
+    return manifest, data.get("mediaType") or content_type, json.loads(config)
+
+
 def run(args: argparse.Namespace) -> None:
-    spec = json.loads(args.spec.read_text())
+    spec_bytes = args.spec.read_bytes()
+    spec = json.loads(spec_bytes)
     if shutil.which(args.docker) is None:
         raise BuildError(
             f"docker CLI {args.docker!r} not found on PATH; install Docker with buildx"
         )
+    try:
+        staging = resolve(None if args.staging == "embedded" else args.staging)
+    except StagingError as e:
+        raise BuildError(f"staging: {e}") from None
+    parents = dict(load_parent(item, "parent") for item in args.parent)
+    upstream = load_parent(args.upstream, "upstream")[1] if args.upstream else None
+    for d in [*parents.values(), *([upstream] if upstream else [])]:
+        if d.embedded:
+            resolve(None)  # the embedded registry may have been stopped: start it
+        if not staged(d):
+            raise BuildError(lost(d))
+    files = [args.dockerfile, *args.src]
+    key = content_key(
+        spec_bytes,
+        files,
+        args.host_file,
+        {n: d.digest for n, d in parents.items()},
+        upstream.digest if upstream else None,
+        args.network,
+        args.builder,
+    )
+    repository = spec.get("repository") or spec["target"]
+    name = staging.name(repository)
+    tag = "c-" + key.removeprefix("sha256:")
     with tempfile.TemporaryDirectory(prefix="imagebuild-") as tmp:
         ctx = Path(tmp) / "context"
         ctx.mkdir()
-        assemble_context(ctx, [args.dockerfile, *args.src], args.host_file)
-        cmd, parents = buildx_command(args, spec, ctx)
+        assemble_context(ctx, files, args.host_file)
+        metadata_file = Path(tmp) / "metadata.json"
+        cmd = buildx_command(
+            args, spec, ctx, parents, upstream, f"{staging.host}/{name}:{tag}", metadata_file
+        )
         log_path = Path(tmp) / "buildx.log"
         env = dict(os.environ, SOURCE_DATE_EPOCH="0")
         with log_path.open("w") as log:
@@ -140,21 +257,28 @@ def run(args: argparse.Namespace) -> None:
                 + "\n".join(tail)
                 + hint
             )
-    manifest = layout_digest(args.output)
-    metadata = {
-        "target": spec.get("target"),
-        "arch": spec.get("arch"),
-        "repository": spec.get("repository"),
-        "digest": manifest["digest"],
-        "media_type": manifest.get("mediaType"),
-        "size": manifest.get("size"),
-        "tags": spec.get("tags"),
-        "refs": spec.get("refs"),
-        "dockerfile": str(args.dockerfile),
-        "stage": spec.get("stage"),
-        "parents": parents,
-    }
-    args.metadata.write_text(json.dumps(metadata, indent=2, sort_keys=True) + "\n")
+        digest = json.loads(metadata_file.read_text()).get("containerimage.digest")
+    if not digest:
+        raise BuildError(f"{describe(spec, args)}: buildx wrote no containerimage.digest")
+    manifest, media_type, config = fetch_staged(staging.host, name, digest)
+    desc.Descriptor(
+        target=spec["target"],
+        arch=spec.get("arch"),
+        repository=repository,
+        digest=digest,
+        media_type=media_type,
+        manifest=manifest,
+        config=config,
+        staging_registry=staging.registry,
+        staging_name=name,
+        staging_tag=tag,
+        embedded=staging.embedded,
+        content_key=key,
+        parents={n: d.digest for n, d in parents.items()},
+        dockerfile=str(args.dockerfile),
+        stage=spec.get("stage") or "",
+        builder=args.builder,
+    ).write(args.output)
 
 
 def main(argv: list[str] | None = None) -> int:

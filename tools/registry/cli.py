@@ -1,7 +1,8 @@
-"""registry: push images, print push plans, list tags, prune BuildKit caches.
+"""registry: push images from staging, materialize them, list tags, prune caches.
 
 Run as `bazel run //tools/registry -- <command>`; push targets
-(`bazel run //images:push_default`) run `push` with their plan.
+(`bazel run //images:push_default`) run `push` with their plan, `.load`
+targets `load`, `.layout` targets `layout`.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ import os
 import sys
 from pathlib import Path
 
-from tools.registry import listing, prune
+from tools.registry import listing, materialize, prune
 from tools.registry.client import RegistryClient, split_registry
 from tools.registry.errors import RegistryError
-from tools.registry.plan import load_plans
+from tools.registry.plan import PlannedImage, load_plans, planned_image
 from tools.registry.push import Pusher, PushOptions, human
+from tools.registry.staged import Clients
 from tools.tagconf import catalog as catalog_mod
 
 CATALOG = Path("images/catalog.toml")
@@ -43,9 +45,22 @@ def _connection_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _plan_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--plan", type=Path, required=True, action="append", help="plan JSON")
+def _plan_args(p: argparse.ArgumentParser, required: bool = True) -> None:
+    p.add_argument("--plan", type=Path, required=required, action="append", help="plan JSON")
     p.add_argument("--registry", help="[https://]HOST[:PORT][/NAMESPACE] instead of the plan's")
+
+
+def _jobs_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--jobs", type=int, default=4, help="blobs copied at once, per image (default 4)"
+    )
+
+
+def _image_args(p: argparse.ArgumentParser) -> None:
+    """One image (--descriptor, --spec) or every image of --plan."""
+    _plan_args(p, required=False)
+    p.add_argument("--descriptor", type=user_path, help="one image's descriptor JSON")
+    p.add_argument("--spec", type=user_path, help="its tagconf spec JSON (tags, refs)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,7 +75,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _plan_args(push)
     push.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
+    _jobs_arg(push)
     _connection_args(push)
+
+    layout = sub.add_parser(
+        "layout",
+        help="write images from staging as OCI image layouts",
+        description="Stream the image of --descriptor (or every image of --plan, one"
+        " subdirectory <target>.<arch> each) from the staging registry into an OCI image"
+        " layout at --out, each blob checked against its digest. --out must be new or empty;"
+        " it appears complete or not at all. With a spec, index.json names the versioned tag.",
+    )
+    _image_args(layout)
+    layout.add_argument("--out", type=user_path, required=True, help="new or empty directory")
+    _jobs_arg(layout)
+    _connection_args(layout)
+
+    load = sub.add_parser(
+        "load",
+        help="put images from staging into the local Docker engine under their refs",
+        description="docker pull each image from the staging registry by digest, tag it with"
+        " every ref of its spec (versioned, floating, immutable), and drop the staging name.",
+    )
+    _image_args(load)
+    load.add_argument("--docker", default="docker", help="docker CLI (default: docker)")
+    _connection_args(load)
 
     plan = sub.add_parser(
         "plan",
@@ -104,15 +143,78 @@ def _catalog(path: Path | None):
     return catalog_mod.load(path)
 
 
-def _client(args, host: str) -> RegistryClient:
-    return RegistryClient(
-        host,
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _clients(args) -> Clients:
+    return Clients(
         insecure=args.insecure,
         ca_file=args.ca_file,
         retries=args.retries,
         backoff=args.backoff,
-        log=lambda m: print(m, file=sys.stderr, flush=True),
+        log=_log,
     )
+
+
+def _client(args, host: str) -> RegistryClient:
+    return _clients(args)(host)
+
+
+def _images(args, need_spec: bool) -> list[PlannedImage | None]:
+    """The images of --plan, or the one of --descriptor [--spec] (None without a spec)."""
+    if bool(args.plan) == bool(args.descriptor):
+        raise RegistryError(f"{args.command}: give --plan, or --descriptor (and --spec); not both")
+    if args.plan:
+        return load_plans(args.plan, args.registry)
+    if args.spec:
+        return [planned_image(args.spec, args.descriptor, registry=args.registry)]
+    if need_spec:
+        raise RegistryError(
+            f"{args.command} --descriptor {args.descriptor}: give --spec too (the refs to tag)"
+        )
+    return [None]
+
+
+def _descriptor(args, image: PlannedImage | None):
+    if image is not None:
+        return image.load_descriptor()
+    from tools.staging.descriptor import DescriptorError, load
+
+    try:
+        return load(args.descriptor)
+    except DescriptorError as e:
+        raise RegistryError(str(e)) from None
+
+
+def cmd_layout(args) -> int:
+    images = _images(args, need_spec=False)
+    jobs = [
+        (
+            _descriptor(args, image),
+            image.tags[0] if image else None,
+            materialize.subdirectory(image) if args.plan else "",
+        )
+        for image in images
+    ]
+    clients = _clients(args)
+    try:
+        materialize.write_layouts(jobs, args.out, clients, args.jobs, _log)
+    finally:
+        clients.close()
+    print(args.out)
+    return 0
+
+
+def cmd_load(args) -> int:
+    images = [(image, _descriptor(args, image)) for image in _images(args, need_spec=True)]
+    clients = _clients(args)
+    try:
+        for ref in materialize.load(images, clients, args.docker, _log):
+            print(f"loaded {ref}", flush=True)
+    finally:
+        clients.close()
+    return 0
 
 
 def cmd_plan(args) -> int:
@@ -124,7 +226,9 @@ def cmd_plan(args) -> int:
 
 def cmd_push(args) -> int:
     images = load_plans(args.plan, args.registry)
-    options = PushOptions(args.insecure, args.ca_file, args.retries, args.backoff, args.dry_run)
+    options = PushOptions(
+        args.insecure, args.ca_file, args.retries, args.backoff, args.dry_run, args.jobs
+    )
     pusher = Pusher(options)
     try:
         if args.dry_run:
@@ -208,7 +312,14 @@ def cmd_prune(args) -> int:
     return 0
 
 
-COMMANDS = {"push": cmd_push, "plan": cmd_plan, "tags": cmd_tags, "prune-cache": cmd_prune}
+COMMANDS = {
+    "push": cmd_push,
+    "plan": cmd_plan,
+    "layout": cmd_layout,
+    "load": cmd_load,
+    "tags": cmd_tags,
+    "prune-cache": cmd_prune,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,9 +1,10 @@
 """A small OCI distribution-spec client on httpx, with retries and counters.
 
-Only what pushing, listing and pruning need: blob HEAD/mount/upload,
-manifest HEAD/GET/PUT/DELETE, tags/list and _catalog with pagination.
-Transient failures (5xx, 429, dropped connections, timeouts) are retried
-with exponential backoff (tenacity), honouring Retry-After.
+Only what pushing, materializing, listing and pruning need: blob
+HEAD/mount/upload/streamed GET, manifest HEAD/GET/PUT/DELETE, tags/list and
+_catalog with pagination. Transient failures (5xx, 429, dropped connections,
+timeouts) are retried with exponential backoff (tenacity), honouring
+Retry-After. One client may serve several threads (the counters are locked).
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import re
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin
@@ -26,7 +29,7 @@ from tenacity import (
 )
 
 from tools.registry.auth import RegistryAuth, credentials_for
-from tools.registry.errors import RegistryError, RetryableStatus
+from tools.registry.errors import NotFound, RegistryError, RetryableStatus
 
 MANIFEST_TYPES = ", ".join(
     [
@@ -74,6 +77,15 @@ class Stats:
     mounted_blobs: int = 0
     retries: int = 0
     by_method: dict[str, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, method: str = "", **counts: int) -> None:
+        with self.lock:
+            if method:
+                self.requests += 1
+                self.by_method[method] = self.by_method.get(method, 0) + 1
+            for name, n in counts.items():
+                setattr(self, name, getattr(self, name) + n)
 
 
 class RegistryClient:
@@ -140,13 +152,12 @@ class RegistryClient:
         return wait
 
     def _before_sleep(self, state: RetryCallState) -> None:
-        self.stats.retries += 1
+        self.stats.add(retries=1)
         error = state.outcome.exception() if state.outcome else None
         self.log(f"  retry {state.attempt_number}: {error}")
 
     def _send(self, method: str, url: str, **kwargs) -> httpx.Response:
-        self.stats.requests += 1
-        self.stats.by_method[method] = self.stats.by_method.get(method, 0) + 1
+        self.stats.add(method)
         try:
             response = self.http.request(method, url, **kwargs)
         except httpx.ConnectError as e:
@@ -195,53 +206,98 @@ class RegistryClient:
         self.check(r, f"HEAD blob {name}@{digest}", (200, 404))
         return r.status_code == 200
 
-    def mount_blob(self, name: str, digest: str, source: str) -> bool:
-        """Cross-repository mount; False if the registry started an upload instead."""
+    def mount_blob(self, name: str, digest: str, source: str) -> str | None:
+        """Cross-repository mount: None once mounted, else the upload session URL.
+
+        A registry that cannot mount (the source lacks the blob, or mounting is
+        off) answers 202 with an upload session; ``upload`` can use it.
+        """
         r = self.request(
             "POST", f"/v2/{name}/blobs/uploads/", params={"mount": digest, "from": source}
         )
         self.check(r, f"mount {digest} from {source} into {name}", (201, 202))
         if r.status_code == 201:
-            self.stats.mounted_blobs += 1
-            return True
-        # 202: an upload session was opened instead; abandon it
-        return False
+            self.stats.add(mounted_blobs=1)
+            return None
+        return urljoin(self.base + "/", r.headers["Location"])
 
-    def upload_blob(self, name: str, digest: str, path: Path, size: int) -> None:
-        """POST an upload session, then PUT the whole blob (retried as a unit)."""
+    def upload(
+        self,
+        name: str,
+        digest: str,
+        size: int,
+        open_body: Callable[[], AbstractContextManager[Iterable[bytes]]],
+        session: str | None = None,
+    ) -> None:
+        """Upload a blob whose bytes ``open_body()`` streams, in one PUT.
+
+        The first attempt uses ``session`` (a mount's 202) if given, later ones
+        a fresh POST; the whole upload is retried as a unit. The registry checks
+        the bytes against ``digest``.
+        """
+        sessions = [session] if session else []
 
         def attempt() -> None:
-            r = self._send("POST", f"{self.base}/v2/{name}/blobs/uploads/")
-            self.check(r, f"start upload to {name}", (202,))
-            location = urljoin(self.base + "/", r.headers["Location"])
-            sep = "&" if "?" in location else "?"
-
-            def body() -> Iterator[bytes]:
-                with path.open("rb") as f:
-                    while chunk := f.read(CHUNK):
-                        yield chunk
-
-            try:
-                r = self._send(
-                    "PUT",
-                    f"{location}{sep}digest={digest}",
-                    content=body(),
-                    headers={
-                        "Content-Type": "application/octet-stream",
-                        "Content-Length": str(size),
-                    },
-                )
-            except httpx.StreamConsumed as e:
-                # the auth flow had to re-send the body: start a fresh session
-                raise RetryableStatus(f"upload {digest} to {name}: re-authenticating") from e
+            with open_body() as body:  # first: a missing source opens no session
+                if sessions:
+                    location = sessions.pop()
+                else:
+                    r = self._send("POST", f"{self.base}/v2/{name}/blobs/uploads/")
+                    self.check(r, f"start upload to {name}", (202,))
+                    location = urljoin(self.base + "/", r.headers["Location"])
+                sep = "&" if "?" in location else "?"
+                try:
+                    r = self._send(
+                        "PUT",
+                        f"{location}{sep}digest={digest}",
+                        content=body,
+                        headers={
+                            "Content-Type": "application/octet-stream",
+                            "Content-Length": str(size),
+                        },
+                    )
+                except httpx.StreamConsumed as e:
+                    # the auth flow had to re-send the body: start a fresh session
+                    raise RetryableStatus(f"upload {digest} to {name}: re-authenticating") from e
             self.check(r, f"upload {digest} to {name}", (201,))
 
         try:
             self._retry(attempt)()
         except httpx.TransportError as e:
             raise RegistryError(f"upload {digest} to {name}: {e} (gave up after retries)") from None
-        self.stats.uploaded_blobs += 1
-        self.stats.uploaded_bytes += size
+        self.stats.add(uploaded_blobs=1, uploaded_bytes=size)
+
+    def upload_blob(self, name: str, digest: str, path: Path, size: int) -> None:
+        """Upload the blob in file ``path``."""
+
+        def chunks(f) -> Iterator[bytes]:  # a generator: httpx can tell it was consumed
+            while chunk := f.read(CHUNK):
+                yield chunk
+
+        @contextmanager
+        def body() -> Iterator[Iterator[bytes]]:
+            with path.open("rb") as f:
+                yield chunks(f)
+
+        self.upload(name, digest, size, body)
+
+    @contextmanager
+    def blob_stream(self, name: str, digest: str) -> Iterator[Iterator[bytes]]:
+        """The bytes of a blob as they arrive (one GET, not retried: callers retry).
+
+        Raises NotFound on a 404 and RetryableStatus on a 5xx or 429.
+        """
+        url = f"{self.base}/v2/{name}/blobs/{digest}"
+        self.stats.add("GET")
+        with self.http.stream("GET", url) as r:
+            if r.status_code == 429 or r.status_code >= 500:
+                raise RetryableStatus(f"GET {url}: HTTP {r.status_code}")
+            if r.status_code == 404:
+                raise NotFound(f"GET blob {self.host}/{name}@{digest}: HTTP 404")
+            if r.status_code != 200:
+                r.read()
+                self.check(r, f"GET blob {self.host}/{name}@{digest}", (200,))
+            yield r.iter_bytes(CHUNK)
 
     def get_blob(self, name: str, digest: str) -> bytes:
         """A small blob (a config), checked against its digest."""
@@ -253,23 +309,17 @@ class RegistryClient:
 
     def download_blob(self, name: str, digest: str, dest: Path) -> None:
         """Stream a blob to ``dest``, checked against its digest; retried as a unit."""
-        url = f"{self.base}/v2/{name}/blobs/{digest}"
 
         def attempt() -> None:
             h = hashlib.sha256()
-            self.stats.requests += 1
-            with self.http.stream("GET", url) as r:
-                if r.status_code == 429 or r.status_code >= 500:
-                    raise RetryableStatus(f"GET {url}: HTTP {r.status_code}")
-                if r.status_code != 200:
-                    r.read()
-                    self.check(r, f"GET blob {name}@{digest}", (200,))
-                with dest.open("wb") as f:
-                    for chunk in r.iter_bytes(CHUNK):
-                        h.update(chunk)
-                        f.write(chunk)
+            with self.blob_stream(name, digest) as chunks, dest.open("wb") as f:
+                for chunk in chunks:
+                    h.update(chunk)
+                    f.write(chunk)
             if "sha256:" + h.hexdigest() != digest:
-                raise RetryableStatus(f"GET {url}: content does not match its digest")
+                raise RetryableStatus(
+                    f"GET blob {self.host}/{name}@{digest}: content does not match its digest"
+                )
 
         try:
             self._retry(attempt)()

@@ -1,8 +1,15 @@
 """Push plans: which images go where with which tags, read from Bazel's files.
 
-A push target writes a plan JSON listing its images (runfiles paths of each
-image's spec, layout and metadata, and its parents). Tags and refs come from
-the spec that `tagconf spec` wrote: nothing here derives a tag.
+A push target writes a plan JSON listing its images: runfiles paths of each
+image's spec (from `tagconf spec`) and descriptor (from the image build; the
+image itself is in the staging registry), and its parents' targets::
+
+    {"images": [{"target": "pytorch", "arch": "gfx950", "parents": ["pytorch-base"],
+                 "spec": "images/pytorch.gfx950.spec.json",
+                 "descriptor": "images/pytorch.gfx950.json"}]}
+
+Tags and refs come from the spec: nothing here derives a tag. `descriptor`
+may be absent for plan-only use (`registry plan`).
 """
 
 from __future__ import annotations
@@ -10,9 +17,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tools.registry.client import split_registry
 from tools.registry.errors import RegistryError
+
+if TYPE_CHECKING:
+    from tools.staging.descriptor import Descriptor
 
 
 @dataclass(frozen=True)
@@ -23,7 +34,7 @@ class PlannedImage:
     repository: str
     tags: tuple[str, ...]  # versioned, floating[, immutable]
     immutable: str | None
-    layout: Path
+    descriptor: Path | None
     parents: tuple[str, ...]
 
     @property
@@ -47,6 +58,20 @@ class PlannedImage:
     def label(self) -> str:
         return f"{self.target} ({self.arch or 'noarch'})"
 
+    def load_descriptor(self) -> Descriptor:
+        """The image's descriptor: its digest, manifest and where staging holds it."""
+        from tools.staging.descriptor import DescriptorError, load
+
+        if self.descriptor is None:
+            raise RegistryError(
+                f"{self.label()}: the plan names no descriptor (a `.plan` target's plan);"
+                " use the `.push` target, which builds the image"
+            )
+        try:
+            return load(self.descriptor)
+        except DescriptorError as e:
+            raise RegistryError(f"{self.label()}: {e}") from None
+
 
 def load_plans(paths: list[Path], registry: str | None = None) -> list[PlannedImage]:
     """Images of the plan files, each once, parents first.
@@ -59,28 +84,47 @@ def load_plans(paths: list[Path], registry: str | None = None) -> list[PlannedIm
 
 def _read_plan(path: Path, registry: str | None) -> list[PlannedImage]:
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise RegistryError(f"{path}: cannot read push plan ({e})") from None
-    images = []
-    for entry in data["images"]:
-        spec = json.loads(Path(entry["spec"]).read_text())
-        tags = spec["tags"]
-        images.append(
-            PlannedImage(
-                target=spec["target"],
-                arch=spec["arch"],
-                registry=(registry or spec["registry"]).rstrip("/"),
-                repository=spec["repository"],
-                tags=tuple(
-                    t for t in (tags["versioned"], tags["floating"], tags["immutable"]) if t
-                ),
-                immutable=tags["immutable"],
-                layout=Path(entry["layout"]),
-                parents=tuple(entry.get("parents", [])),
+        entries = json.loads(path.read_text())["images"]
+        return [
+            planned_image(
+                Path(e["spec"]),
+                Path(e["descriptor"]) if e.get("descriptor") else None,
+                e.get("parents", []),
+                registry,
             )
+            for e in entries
+        ]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise RegistryError(
+            f"{path}: not a push plan ({type(e).__name__}: {e}); rebuild the push target"
+        ) from None
+
+
+def planned_image(
+    spec_path: Path,
+    descriptor: Path | None = None,
+    parents: list[str] | tuple[str, ...] = (),
+    registry: str | None = None,
+) -> PlannedImage:
+    """One image from tagconf's spec JSON; ``registry`` overrides the spec's."""
+    try:
+        spec = json.loads(spec_path.read_text())
+        tags = spec["tags"]
+        return PlannedImage(
+            target=spec["target"],
+            arch=spec["arch"],
+            registry=(registry or spec["registry"]).rstrip("/"),
+            repository=spec["repository"],
+            tags=tuple(t for t in (tags["versioned"], tags["floating"], tags["immutable"]) if t),
+            immutable=tags["immutable"],
+            descriptor=descriptor,
+            parents=tuple(parents),
         )
-    return images
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise RegistryError(
+            f"{spec_path}: not a tagconf image spec ({type(e).__name__}: {e});"
+            " write it with `tagconf spec`"
+        ) from None
 
 
 def dedupe(images: list[PlannedImage]) -> list[PlannedImage]:

@@ -1,17 +1,22 @@
-"""Push planned images: missing blobs, manifest by digest, then tags.
+"""Push planned images from the staging registry: blobs, manifest by digest, tags.
 
 Order of operations, and what it guarantees:
 
 1. Before anything is written, every immutable tag of the whole push is
    looked up; if one exists with another digest the push stops and nothing
-   moves (same digest: fine, idempotent).
-2. Images go parents first. For each: if the registry already has the
-   manifest (HEAD by digest) its blobs are there too; else each blob is
-   mounted from a sibling repository that has it, or HEADed and uploaded.
-3. The manifest is PUT by digest, bytes unchanged, and only then the tags,
-   so no tag ever points at a missing manifest. A tag already on the right
-   digest is left alone, which makes a no-op push 1 + number-of-tags
-   requests per image.
+   moves (same digest: fine, idempotent). Each manifest is looked up too
+   (HEAD by digest): an image the registry has is complete, and for every
+   other one staging must still hold the manifest, else nothing is written.
+2. Images go parents first. Each blob of an image the registry lacks
+   (config, layers; several at once) is copied from staging: a
+   cross-repository mount when staging is on the same host
+   (no blob bytes move), else a mount from a sibling repository of this push
+   that has it, else (unless the registry has it already) streamed from
+   staging's GET straight into the registry's PUT, never through the disk.
+3. The manifest is PUT by digest, the descriptor's bytes unchanged, and only
+   then the tags, so no tag ever points at a missing manifest. A tag already
+   on the right digest is left alone, which makes a no-op push 1 +
+   number-of-tags requests per image.
 """
 
 from __future__ import annotations
@@ -20,11 +25,15 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tools.registry.client import RegistryClient
-from tools.registry.errors import RegistryError
-from tools.registry.layout import Layout, read_layout
+from tools.registry.errors import Lost, NotFound, RegistryError, lost
 from tools.registry.plan import PlannedImage, check_collisions
+from tools.registry.staged import Clients, parallel
+
+if TYPE_CHECKING:
+    from tools.staging.descriptor import BlobRef, Descriptor
 
 
 def human(n: float) -> str:
@@ -42,6 +51,7 @@ class PushOptions:
     retries: int = 5
     backoff: float = 0.5
     dry_run: bool = False
+    jobs: int = 4
 
 
 @dataclass
@@ -56,25 +66,22 @@ class Pusher:
     def __init__(self, options: PushOptions, log: Callable[[str], None] | None = None) -> None:
         self.options = options
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-        self.clients: dict[str, RegistryClient] = {}
+        self.client = Clients(
+            insecure=options.insecure,
+            ca_file=options.ca_file,
+            retries=options.retries,
+            backoff=options.backoff,
+            log=self.log,
+        )
         # blob digest -> repositories (per host) known to hold it in this run
         self.known: dict[tuple[str, str], list[str]] = {}
 
-    def client(self, host: str) -> RegistryClient:
-        if host not in self.clients:
-            self.clients[host] = RegistryClient(
-                host,
-                insecure=self.options.insecure,
-                ca_file=self.options.ca_file,
-                retries=self.options.retries,
-                backoff=self.options.backoff,
-                log=self.log,
-            )
-        return self.clients[host]
+    @property
+    def clients(self) -> dict[str, RegistryClient]:
+        return self.client.by_host
 
     def close(self) -> None:
-        for c in self.clients.values():
-            c.close()
+        self.client.close()
 
     def total_requests(self) -> int:
         return sum(c.stats.requests for c in self.clients.values())
@@ -82,7 +89,7 @@ class Pusher:
     # -- the three phases -----------------------------------------------------
 
     def check_immutable(
-        self, images: list[PlannedImage], layouts: dict
+        self, images: list[PlannedImage], descriptors: dict
     ) -> dict[tuple[str, str | None], str | None]:
         """Phase 1: digest each immutable tag has now; refuse conflicting ones."""
         current: dict[tuple[str, str | None], str | None] = {}
@@ -92,7 +99,7 @@ class Pusher:
                 continue
             have = self.client(image.host).manifest_digest(image.name, image.immutable)
             current[image.key] = have
-            want = layouts[image.key].digest
+            want = descriptors[image.key].digest
             if have and have != want:
                 conflicts.append(
                     f"{image.registry}/{image.repository}:{image.immutable} is {have},"
@@ -106,36 +113,59 @@ class Pusher:
             )
         return current
 
-    def push_image(self, image: PlannedImage, layout: Layout, immutable_now: str | None) -> None:
+    def push_image(
+        self, image: PlannedImage, d: Descriptor, exists: bool, immutable_now: str | None
+    ) -> None:
         """Phases 2 and 3 for one image."""
         c = self.client(image.host)
-        exists = c.manifest_digest(image.name, layout.digest) == layout.digest
         if not exists:
-            for blob in layout.blobs:
-                self.push_blob(c, image, blob)
-            c.put_manifest(image.name, layout.digest, layout.manifest, layout.media_type)
-        for blob in layout.blobs:
-            self._remember(image.host, blob.digest, image.name)
+            s = self.client.staging(d)
+            parallel(self.options.jobs, lambda b: self.copy_blob(c, s, image, d, b), d.blobs)
+            c.put_manifest(image.name, d.digest, d.manifest, d.media_type)
+        for blob in d.blobs:
+            self._remember(c.host, blob.digest, image.name)
         for tag in image.tags:
-            if tag == image.immutable and immutable_now == layout.digest:
+            if tag == image.immutable and immutable_now == d.digest:
                 continue
-            if (
-                exists
-                and tag != image.immutable
-                and c.manifest_digest(image.name, tag) == layout.digest
-            ):
+            if exists and tag != image.immutable and c.manifest_digest(image.name, tag) == d.digest:
                 continue
-            c.put_manifest(image.name, tag, layout.manifest, layout.media_type)
+            c.put_manifest(image.name, tag, d.manifest, d.media_type)
 
-    def push_blob(self, c: RegistryClient, image: PlannedImage, blob) -> None:
-        for source in self.known.get((image.host, blob.digest), []):
-            if source != image.name and c.mount_blob(image.name, blob.digest, source):
-                self.log(f"  mounted {blob.digest[:19]} from {source}")
+    def copy_blob(
+        self,
+        c: RegistryClient,
+        s: RegistryClient,
+        image: PlannedImage,
+        d: Descriptor,
+        blob: BlobRef,
+    ) -> None:
+        """One blob from staging ``s`` into ``image``'s repository on ``c``."""
+        session = None
+        if s.host == c.host:
+            session = c.mount_blob(image.name, blob.digest, d.staging_name)
+            if session is None:
+                self.log(f"  mounted {blob.digest[:19]} from {d.staging_name}")
                 return
-        if c.blob_exists(image.name, blob.digest):
-            return
-        self.log(f"  uploading {blob.digest[:19]} ({human(blob.size)})")
-        c.upload_blob(image.name, blob.digest, blob.path, blob.size)
+        else:
+            for source in self.known.get((c.host, blob.digest), []):
+                if source != image.name:
+                    session = c.mount_blob(image.name, blob.digest, source)
+                    if session is None:
+                        self.log(f"  mounted {blob.digest[:19]} from {source}")
+                        return
+            if c.blob_exists(image.name, blob.digest):
+                return
+        self.log(f"  copying {blob.digest[:19]} ({human(blob.size)}) from {s.host}")
+        try:
+            c.upload(
+                image.name,
+                blob.digest,
+                blob.size,
+                lambda: s.blob_stream(d.staging_name, blob.digest),
+                session,
+            )
+        except NotFound:
+            raise lost(d) from None
 
     def _remember(self, host: str, digest: str, name: str) -> None:
         repos = self.known.setdefault((host, digest), [])
@@ -145,34 +175,53 @@ class Pusher:
     # -- driver ---------------------------------------------------------------
 
     def dry_run(self, images: list[PlannedImage]) -> list[str]:
+        """What a push would do, per ref; reads, never writes."""
         lines = []
         for image in images:
-            layout = read_layout(image.layout)
+            d = image.load_descriptor()
             c = self.client(image.host)
-            if c.manifest_digest(image.name, layout.digest) == layout.digest:
+            if c.manifest_digest(image.name, d.digest) == d.digest:
                 state = "manifest present"
             else:
-                present = sum(c.blob_exists(image.name, b.digest) for b in layout.blobs)
-                state = f"{present}/{len(layout.blobs)} blobs present"
+                s = self.client.check_staged(d)
+                missing = [b for b in d.blobs if not c.blob_exists(image.name, b.digest)]
+                present = f"{len(d.blobs) - len(missing)}/{len(d.blobs)} blobs present"
+                if not missing:
+                    state = present
+                elif s.host == c.host:
+                    state = f"{present}, would mount {len(missing)} from staging {d.staging_name}"
+                else:
+                    size = human(sum(b.size for b in missing))
+                    state = f"{present}, would copy {len(missing)} ({size}) from staging {s.host}"
             for ref in image.refs:
-                lines.append(f"{ref}@{layout.digest} ({state})")
+                lines.append(f"{ref}@{d.digest} ({state})")
         return lines
 
     def push(self, images: list[PlannedImage]) -> PushResult:
         check_collisions(images)
         result = PushResult()
-        layouts = {image.key: read_layout(image.layout) for image in images}
-        immutable_now = self.check_immutable(images, layouts)
+        descriptors = {image.key: image.load_descriptor() for image in images}
+        immutable_now = self.check_immutable(images, descriptors)
+        exists = {}
+        for image in images:
+            d = descriptors[image.key]
+            exists[image.key] = self.client(image.host).manifest_digest(image.name, d.digest)
+            if exists[image.key] != d.digest:
+                self.client.check_staged(d)
         total = len(images)
         for n, image in enumerate(images, 1):
-            layout = layouts[image.key]
+            d = descriptors[image.key]
             before = self.total_requests()
             self.log(
                 f"[{n}/{total}] {image.registry}/{image.repository}:{image.tags[0]}"
-                f" {image.label()}: {len(layout.blobs)} blobs, {human(layout.size)}"
+                f" {image.label()}: {len(d.blobs)} blobs, {human(d.image_size)}"
             )
             try:
-                self.push_image(image, layout, immutable_now.get(image.key))
+                self.push_image(
+                    image, d, exists[image.key] == d.digest, immutable_now.get(image.key)
+                )
+            except Lost:
+                raise  # one line: nothing else to report but the rebuild
             except RegistryError as e:
                 result.failed = image
                 result.error = str(e)

@@ -18,7 +18,7 @@ from tools.tagconf import catalog as catalog_mod
 from tools.tagconf import starlark
 from tools.tagconf.errors import TagconfError, UsageError
 from tools.tagconf.model import Catalog
-from tools.tagconf.spec import image_spec
+from tools.tagconf.spec import build_spec, image_spec
 from tools.tagconf.tags import (
     KINDS,
     check_collisions,
@@ -143,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
         "spec",
         help="write one image's build spec as JSON",
         description="Write the build and publish spec of one target and arch"
-        " (tags, refs, build args, labels, cache ref) as JSON. The image rule runs"
+        " (tags, refs, build args, labels, cache ref) as JSON, and with --build-output"
+        " the build spec alone (what shapes the image's bytes). The image rule runs"
         " this for every image it builds.",
     )
     spec.add_argument("--target", required=True, metavar="T", help="catalogue target")
@@ -163,6 +164,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="registry/namespace of the BuildKit cache (default: no cache)",
     )
     spec.add_argument("--output", type=Path, help="write here instead of stdout")
+    spec.add_argument(
+        "--build-output",
+        type=Path,
+        metavar="FILE",
+        help="also write the build spec (content only: no registry, tags or VCS_REF) here",
+    )
 
     for name, text in (
         ("check", "validate the catalogue and fail if targets.bzl is stale"),
@@ -246,6 +253,9 @@ def _cmd_spec(args: argparse.Namespace, out) -> int:
         arch = catalog.check_arch(args.arch or catalog.default_arch)
     data = image_spec(catalog, target, arch, values, args.registry, args.cache_registry)
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    if args.build_output:
+        build = build_spec(catalog, target, arch, values, args.cache_registry)
+        args.build_output.write_text(json.dumps(build, indent=2, sort_keys=True) + "\n")
     if args.output:
         args.output.write_text(text, encoding="utf-8")
     else:

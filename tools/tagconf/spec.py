@@ -40,18 +40,23 @@ def cache_group(stage: str, arch: str | None) -> str:
     return f"{stage}_{arch or NOARCH}"
 
 
-def image_spec(
+def build_spec(
     catalog: Catalog,
     target: Target,
     arch: str | None,
     values: Mapping[str, str],
-    registry: str | None = None,
     cache_registry: str = "",
 ) -> dict[str, object]:
-    """The build and publish spec of ``target`` for ``arch``."""
+    """What shapes the bytes of ``target`` for ``arch``: the ImageBuild action's only spec.
+
+    No registry, no tags, no VCS_REF: changing where or under which tags an
+    image is published never rebuilds it. The commit reaches the published
+    image as its immutable ``-g<VCS_REF>`` tag, not as a build arg or label
+    (a label would change every image's digest on every commit).
+    The cache ref is here because the build reads and writes that cache.
+    """
     tags = render_tags(catalog, target, arch, values)
-    registry = catalog.registry if registry is None else registry.rstrip("/")
-    build_args = dict(values)
+    build_args = {k: v for k, v in values.items() if k != VCS_REF_KEY}
     if tags.arch:
         build_args[ARCH_BUILD_ARG] = tags.arch
     labels = {
@@ -60,28 +65,43 @@ def image_spec(
         f"{LABEL_PREFIX}.target": target.name,
         f"{LABEL_PREFIX}.arch": tags.arch or NOARCH,
     }
-    if values.get(VCS_REF_KEY):
-        labels["org.opencontainers.image.revision"] = values[VCS_REF_KEY]
     if catalog.source:
         labels["org.opencontainers.image.source"] = catalog.source
     return {
         "target": target.name,
         "arch": tags.arch,
         "repository": target.repository,
-        "registry": registry,
         "dockerfile": target.dockerfile,
         "stage": target.stage,
         "parents": list(target.parents),
-        "tags": {
-            "versioned": tags.versioned,
-            "floating": tags.floating,
-            "immutable": tags.immutable,
-        },
-        "refs": tags.refs("all", registry),
         "build_args": build_args,
         "labels": labels,
         "upstream": upstream_ref(values),
         "cache_ref": (
             cache_ref(cache_registry, target, tags.arch, tags.versioned) if cache_registry else None
         ),
+    }
+
+
+def image_spec(
+    catalog: Catalog,
+    target: Target,
+    arch: str | None,
+    values: Mapping[str, str],
+    registry: str | None = None,
+    cache_registry: str = "",
+) -> dict[str, object]:
+    """The build spec of ``target`` for ``arch`` plus where and how it is published."""
+    tags = render_tags(catalog, target, arch, values)
+    registry = catalog.registry if registry is None else registry.rstrip("/")
+    return {
+        **build_spec(catalog, target, arch, values, cache_registry),
+        "registry": registry,
+        "vcs_ref": values.get(VCS_REF_KEY) or None,
+        "tags": {
+            "versioned": tags.versioned,
+            "floating": tags.floating,
+            "immutable": tags.immutable,
+        },
+        "refs": tags.refs("all", registry),
     }

@@ -1,6 +1,6 @@
 """wheelhouse: collect the wheels of the *-wheel images of one arch into a pip index.
 
-bazel run //tools/wheelhouse -- --arch gfx950 --out /tmp/wh --from-layouts bazel-out
+bazel run //tools/wheelhouse -- --arch gfx950 --out /tmp/wh --from-staging bazel-out
 bazel run //tools/wheelhouse -- --arch gfx950 --out /tmp/wh --from-registry
 PIP_CONFIG_FILE=/dev/null pip install --index-url file:///tmp/wh/simple torch vllm
 """
@@ -17,7 +17,7 @@ from tools.tagconf import catalog as catalog_mod
 from tools.tagconf.errors import TagconfError, nearest
 from tools.tagconf.model import Catalog
 from tools.tagconf.tags import KINDS, parse_assignment, render_tags, resolve_values
-from tools.wheelhouse import house, layouts, policy
+from tools.wheelhouse import house, policy
 from tools.wheelhouse.errors import WheelhouseError
 
 PROG = "wheelhouse"
@@ -35,15 +35,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG,
         description="Collect the wheels of the *-wheel images (the catalogue's wheels group)"
-        " of one GPU arch, from a registry or from the OCI layouts Bazel built, into OUT with"
-        " a PEP 503 simple index: pip install --index-url file://OUT/simple torch vllm."
+        " of one GPU arch, from a registry or from the images Bazel built into the staging"
+        " registry (found through their <name>.json descriptors), into OUT with a PEP 503"
+        " simple index: pip install --index-url file://OUT/simple torch vllm."
         " Refuses images of another arch (triton-wheel is arch-free and always fits) and"
         " images of different ROCm versions.",
         epilog="Relative paths are taken from the directory bazel run was started in.",
     )
     p.add_argument("--arch", help="GPU arch of the wheelhouse (default: the catalogue's)")
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="wheelhouse directory")
-    src = p.add_argument_group("sources (one of --from-registry, or layouts)")
+    src = p.add_argument_group(
+        "sources (--from-registry, or staged images: --from-staging and/or --descriptor)"
+    )
     src.add_argument(
         "--from-registry",
         nargs="?",
@@ -52,20 +55,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="pull each wheel image from this registry (no value: the catalogue's)",
     )
     src.add_argument(
-        "--from-layouts",
+        "--from-staging",
         nargs="+",
         action="extend",
         type=Path,
         metavar="DIR",
-        help="find <name>.layout dirs under DIR (recursively; bazel-out finds every"
-        " configuration); images of other archs are skipped",
+        help="find the image descriptors (<name>.json) under DIR (recursively; bazel-out"
+        " finds every configuration) and read their images from the staging registry they"
+        " name; images of other archs or targets are skipped",
     )
     src.add_argument(
-        "--layout",
+        "--descriptor",
         action="append",
         type=Path,
         metavar="PATH",
-        help="one <name>.layout dir (repeatable); one of another arch is refused",
+        help="one image descriptor, the <name>.json an image target built (repeatable);"
+        " one of another arch is refused",
     )
     p.add_argument(
         "--target",
@@ -73,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="T",
         help="collect only these wheel targets (repeatable; default: the wheels group)",
     )
-    reg = p.add_argument_group("registry options")
+    reg = p.add_argument_group("registry options (--tag and --set only with --from-registry)")
     reg.add_argument(
         "--tag",
         choices=KINDS,
@@ -125,16 +130,18 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _from_layouts(args, catalog: Catalog, arch: str, wanted: tuple[str, ...]):
-    """(images, number of layouts skipped: other archs or targets)."""
+def _from_staging(args, catalog: Catalog, arch: str, wanted: tuple[str, ...], source):
+    """(images, number of staged images skipped: other archs or targets)."""
     if args.set or args.tag != "floating":
-        raise WheelhouseError("--tag and --set choose registry tags", "drop them with layouts")
+        raise WheelhouseError(
+            "--tag and --set choose registry tags", "drop them with --from-staging/--descriptor"
+        )
     images, skipped = [], []
-    if args.from_layouts:
-        found = layouts.scan([_path(d) for d in args.from_layouts], catalog)
+    if args.from_staging:
+        found = source.scan([_path(d) for d in args.from_staging], catalog)
         images, skipped = policy.pick(found, arch, wanted)
-    if args.layout:
-        images += layouts.explicit([_path(p) for p in args.layout], catalog)
+    if args.descriptor:
+        images += source.explicit([_path(p) for p in args.descriptor], catalog)
     return images, len(skipped)
 
 
@@ -157,48 +164,55 @@ def run(args) -> int:
     catalog = _catalog(args.catalog)
     arch = catalog.check_arch(args.arch or catalog.default_arch)
     wanted = _wanted(catalog, args.target)
-    from_layouts = bool(args.from_layouts or args.layout)
-    if args.from_registry is not None and from_layouts:
+    from_staging = bool(args.from_staging or args.descriptor)
+    if args.from_registry is not None and from_staging:
         raise WheelhouseError(
-            "--from-registry and --from-layouts/--layout both given", "collect from one source"
+            "--from-registry and --from-staging/--descriptor both given", "collect from one source"
         )
-    if args.from_registry is None and not from_layouts:
+    if args.from_registry is None and not from_staging:
         raise WheelhouseError(
-            "no source given", "pass --from-registry [HOST/NS], --from-layouts DIR or --layout PATH"
+            "no source given",
+            "pass --from-registry [HOST/NS], --from-staging DIR or --descriptor PATH",
         )
     out = _path(args.out)
     house.check_out(out)
     source = None
     skipped = 0
+    options = dict(
+        insecure=args.insecure,
+        ca_file=args.ca_file and _path(args.ca_file),
+        retries=args.retries,
+        log=_log,
+    )
     try:
-        if from_layouts:
-            images, skipped = _from_layouts(args, catalog, arch, wanted)
+        try:  # httpx and tenacity: only needed to talk to a registry
+            if from_staging:
+                from tools.wheelhouse.staged import StagingSource
+            else:
+                from tools.wheelhouse.registry import RegistrySource
+        except ImportError as e:
+            flag = "--from-staging/--descriptor" if from_staging else "--from-registry"
+            raise WheelhouseError(
+                f"{flag} needs {e.name}", "run it as bazel run //tools/wheelhouse"
+            ) from None
+        if from_staging:
+            source = StagingSource(**options)
+            images, skipped = _from_staging(args, catalog, arch, wanted, source)
             fix = (
                 "build them (e.g. bazel build //images:{example}) and pass bazel-out,"
                 " or collect fewer with --target"
             )
         else:
-            try:  # httpx and tenacity: only needed here
-                from tools.wheelhouse.registry import RegistrySource
-            except ImportError as e:
-                raise WheelhouseError(
-                    f"--from-registry needs {e.name}", "run it as bazel run //tools/wheelhouse"
-                ) from None
-
-            source = RegistrySource(
-                args.from_registry or catalog.registry,
-                insecure=args.insecure,
-                ca_file=args.ca_file and _path(args.ca_file),
-                retries=args.retries,
-                log=_log,
-            )
+            source = RegistrySource(args.from_registry or catalog.registry, **options)
             images = _from_registry(args, catalog, arch, wanted, source)
             fix = "publish them first"
         images, rocm = policy.check(
             images, catalog=catalog, arch=arch, wanted=wanted, missing_fix=fix
         )
         if skipped:
-            _log(f"skipped {skipped} layouts of other archs or targets")
+            _log(f"skipped {skipped} staged images of other archs or targets")
+        if from_staging:  # a lost image fails here, before any layer is read
+            source.check_staged(images)
         result = house.write(images, out, arch=arch, rocm_version=rocm, log=_log)
     finally:
         if source is not None:

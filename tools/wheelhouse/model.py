@@ -1,9 +1,10 @@
 """What a wheel image is: its identity (target, arch, ROCm version) and where it came from.
 
-The identity comes from the build's metadata JSON (next to a Bazel-built
-layout), the image's own labels, or the tag it was pulled by, in that order;
-the ROCm version is parsed back from a versioned tag by tagconf's
-``parse_tag``, never by hand.
+The identity comes from the build's descriptor (``<name>.json``: target,
+arch, repository), the image's own labels, or the tag it was pulled by, in
+that order; the ROCm version is parsed back from a versioned tag (the
+``org.opencontainers.image.version`` label, or the tag pulled by) by
+tagconf's ``parse_tag``, never by hand.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ class WheelImage:
     repository: str
     rocm_version: str | None  # None: no versioned tag to parse it from
     digest: str
-    origin: str  # layout path or registry ref, for messages
+    origin: str  # descriptor path or registry ref, for messages
     layers: tuple[str, ...] = ()
     open_layer: LayerOpener | None = field(default=None, compare=False, repr=False)
 
@@ -65,8 +66,9 @@ def identify(
 ) -> WheelImage | None:
     """The identity of one image, or None if nothing says which target it is.
 
-    ``metadata`` is the image rule's ``<name>.json``; ``labels`` the config's
-    labels; ``pulled`` the (repository, tag) it was pulled by.
+    ``metadata`` is what the image build's descriptor says (target, arch,
+    repository); ``labels`` the config's labels; ``pulled`` the (repository,
+    tag) it was pulled by.
     """
     labels = labels or {}
     parsed = parse_tag(catalog, *pulled) if pulled else None
@@ -77,7 +79,7 @@ def identify(
         label_arch = labels.get(LABEL_ARCH)
         if (label_target and label_target != target) or (label_arch and _arch(label_arch) != arch):
             raise WheelhouseError(
-                f"{origin}: its metadata says {target} ({arch or NOARCH}) but the image's"
+                f"{origin}: its descriptor says {target} ({arch or NOARCH}) but the image's"
                 f" labels say {label_target} ({label_arch})",
                 "rebuild it with bazel so that both come from one build",
             )
@@ -96,11 +98,7 @@ def identify(
         or (pulled[0] if pulled else None)
         or next((t.repository for t in catalog.targets if t.name == target), target)
     )
-    versioned = [
-        ((metadata or {}).get("tags") or {}).get("versioned"),
-        labels.get(LABEL_VERSION),
-        pulled[1] if pulled else None,
-    ]
+    versioned = [labels.get(LABEL_VERSION), pulled[1] if pulled else None]
     rocm = None
     for tag in versioned:
         if not tag:

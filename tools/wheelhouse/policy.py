@@ -41,7 +41,7 @@ def dedupe(images: Iterable[WheelImage]) -> list[WheelImage]:
             raise WheelhouseError(
                 f"two different images of {image.label()}: {other.digest[:19]} from"
                 f" {other.origin} and {image.digest[:19]} from {image.origin}",
-                "pass only the one you want (--layout PATH), or delete the stale one",
+                "pass only the one you want (--descriptor PATH), or delete the stale one",
             )
     return list(by_key.values())
 
@@ -98,7 +98,7 @@ def check_rocm(images: Sequence[WheelImage]) -> str:
     if unknown:
         raise WheelhouseError(
             "cannot tell the ROCm version of " + ", ".join(i.describe() for i in unknown),
-            "its versioned tag is unknown (no build metadata, no org.opencontainers.image.version"
+            "its versioned tag is unknown (no org.opencontainers.image.version"
             " label); pull it by its versioned tag (--tag versioned) or rebuild it",
         )
     groups: dict[str, list[WheelImage]] = {}
@@ -116,7 +116,9 @@ def check_rocm(images: Sequence[WheelImage]) -> str:
             f" (e.g. --define ROCM_VERSION={ordered[0][0]}), then collect again",
         )
     if not groups:
-        raise WheelhouseError("no wheel images to collect", "pass --from-registry or --layout")
+        raise WheelhouseError(
+            "no wheel images to collect", "pass --from-registry, --from-staging or --descriptor"
+        )
     return next(iter(groups))
 
 

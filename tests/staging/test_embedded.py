@@ -1,0 +1,144 @@
+"""The embedded registry's lifecycle: real docker-registry processes in a private state dir."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.staging.conftest import free_port
+from tools.staging import StagingError, embedded, resolve
+
+
+def registry_processes(p: embedded.Paths) -> list[int]:
+    """Live processes serving this state dir's config."""
+    out = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if str(p.config).encode() in (proc / "cmdline").read_bytes().split(b"\0"):
+                if embedded._alive(int(proc.name)):
+                    out.append(int(proc.name))
+        except OSError:
+            continue
+    return out
+
+
+def test_start_status_and_second_start_reuse_pid_and_port(state):
+    port = embedded.ensure_running()
+    assert port == int(os.environ[embedded.PORT_ENV])
+    info = embedded.status()
+    assert info["running"] and info["port"] == port and info["pid"]
+    assert info["registry"] == f"127.0.0.1:{port}/staging"
+    assert info["state_dir"] == str(state.root) and info["repositories"] == 0
+    config = state.config.read_text()
+    assert f"addr: 127.0.0.1:{port}" in config and "delete: {enabled: true}" in config
+    assert resolve(None) == resolve("embedded", start=False)
+    assert embedded.ensure_running() == port
+    assert embedded.status()["pid"] == info["pid"]
+    assert registry_processes(state) == [info["pid"]]
+    # detached: its own session, not this test's process group
+    assert os.getsid(info["pid"]) == info["pid"] != os.getsid(0)
+
+
+def test_stop_is_idempotent(state):
+    embedded.ensure_running()
+    pid = embedded.status()["pid"]
+    assert embedded.stop() == pid
+    assert not embedded._alive(pid) and not state.pid.exists()
+    assert embedded.stop() is None
+    info = embedded.status()
+    assert not info["running"] and info["pid"] is None
+
+
+def test_concurrent_ensure_running_starts_one_registry(state):
+    code = "from tools.staging import embedded; print(embedded.ensure_running())"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(__import__("sys").path)}
+    procs = [
+        subprocess.Popen(
+            [__import__("sys").executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env
+        )
+        for _ in range(8)
+    ]
+    ports = {p.communicate(timeout=60)[0].strip() for p in procs}
+    assert all(p.returncode == 0 for p in procs)
+    assert ports == {os.environ[embedded.PORT_ENV]}
+    assert registry_processes(state) == [embedded.status()["pid"]]
+
+
+def test_restart_after_kill_reuses_port(state, monkeypatch):
+    port = embedded.ensure_running()
+    pid = embedded.status()["pid"]
+    os.kill(pid, signal.SIGKILL)
+    while embedded._alive(pid):
+        time.sleep(0.02)
+    assert not embedded.status()["running"]
+    monkeypatch.delenv(embedded.PORT_ENV)  # the recorded port, not the env, decides now
+    assert embedded.ensure_running() == port
+    assert embedded.status()["pid"] not in (None, pid)
+
+
+def test_first_start_without_env_takes_a_default_port(state, monkeypatch):
+    monkeypatch.delenv(embedded.PORT_ENV)
+    port = embedded.ensure_running()
+    assert embedded.DEFAULT_PORT <= port <= embedded.LAST_PORT
+    assert state.port.read_text().strip() == str(port)
+
+
+@pytest.fixture
+def listener():
+    s = socket.socket()
+    s.bind(("127.0.0.1", free_port()))
+    s.listen()
+    yield s.getsockname()[1]
+    s.close()
+
+
+def test_port_from_env_taken(state, monkeypatch, listener):
+    monkeypatch.setenv(embedded.PORT_ENV, str(listener))
+    with pytest.raises(StagingError) as e:
+        embedded.ensure_running()
+    message = str(e.value)
+    assert f"staging port {listener} ($ROCM_PYTORCH_STAGING_PORT)" in message
+    assert f"pid {os.getpid()}" in message  # who holds it
+    assert "stop" in message and embedded.PORT_ENV in message and "rebuild" in message
+
+
+def test_recorded_port_taken(state, monkeypatch):
+    port = embedded.ensure_running()
+    embedded.stop()
+    monkeypatch.delenv(embedded.PORT_ENV)
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past TIME_WAIT
+        s.bind(("127.0.0.1", port))
+        s.listen()
+        with pytest.raises(StagingError, match=f"staging port {port} \\(recorded in"):
+            embedded.ensure_running()
+
+
+def test_missing_binary(state, monkeypatch):
+    monkeypatch.setenv(embedded.BIN_ENV, "/nonexistent/docker-registry")
+    with pytest.raises(StagingError, match="ROCM_PYTORCH_REGISTRY_BIN=/nonexistent"):
+        embedded.ensure_running()
+    monkeypatch.delenv(embedded.BIN_ENV)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(embedded.os, "access", lambda *_: False)
+    with pytest.raises(StagingError) as e:
+        embedded.ensure_running()
+    assert "apt-get install docker-registry" in str(e.value)
+    assert not state.pid.exists()
+
+
+def test_registry_that_exits_shows_its_log(state, monkeypatch, tmp_path):
+    fake = tmp_path / "fake-registry"
+    fake.write_text("#!/bin/sh\necho 'configuration error: boom' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv(embedded.BIN_ENV, str(fake))
+    with pytest.raises(StagingError, match="exited at start") as e:
+        embedded.ensure_running()
+    assert "configuration error: boom" in str(e.value)
+    assert not state.pid.exists()

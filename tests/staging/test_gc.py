@@ -1,0 +1,157 @@
+"""gc and forget against the embedded registry and a shared one (real docker-registry)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.registry.fixtures import Registry
+from tests.staging.conftest import (
+    age_tag,
+    free_port,
+    push_image,
+    tag_manifest,
+    tags_in,
+    write_descriptor,
+)
+from tools.staging import embedded, forget, gc, resolve, scan
+
+DAY = 86400.0
+
+
+@pytest.fixture
+def populated(state, tmp_path):
+    """The embedded staging with aged images, and a bazel-out whose descriptors use some."""
+    staging = resolve(None)
+    host = staging.host
+    out = tmp_path / "bazel-out"
+    images = {
+        "ref": push_image(host, "staging/a", "ref"),
+        "old": push_image(host, "staging/a", "old"),
+        "new": push_image(host, "staging/a", "new"),
+        "young": push_image(host, "staging/a", "young"),
+        "b1": push_image(host, "staging/b", "b1"),
+        "b2": push_image(host, "staging/b", "b2"),
+        "parent": push_image(host, "staging/c", "parent"),
+        "c-old": push_image(host, "staging/c", "c-old"),
+        "outside": push_image(host, "other/x", "outside"),
+    }
+    b2 = images["b2"]
+    tag_manifest(host, "staging/b", "alias", b2.manifest, b2.config)
+    ages = {
+        ("staging/a", "ref"): 30 * DAY,
+        ("staging/a", "old"): 20 * DAY,
+        ("staging/a", "new"): 3600,
+        ("staging/a", "young"): 2 * DAY,
+        ("staging/b", "b1"): 40 * DAY,
+        ("staging/b", "b2"): 30 * DAY,
+        ("staging/b", "alias"): 50 * DAY,
+        ("staging/c", "parent"): 60 * DAY,
+        ("staging/c", "c-old"): 10 * DAY,
+        ("other/x", "outside"): 100 * DAY,
+    }
+    for (name, t), age in ages.items():
+        age_tag(state, name, t, age)
+    write_descriptor(out / "k8-fastbuild/bin", images["ref"], staging.registry, embedded_=True)
+    write_descriptor(
+        out / "k8-fastbuild/bin",
+        images["c-old"],
+        staging.registry,
+        embedded_=True,
+        parents={"base": images["parent"].digest},
+    )
+    return staging, out, images
+
+
+ALL = {
+    "staging/a:ref",
+    "staging/a:old",
+    "staging/a:new",
+    "staging/a:young",
+    "staging/b:b1",
+    "staging/b:b2",
+    "staging/b:alias",
+    "staging/c:parent",
+    "staging/c:c-old",
+    "other/x:outside",
+}
+
+
+def test_gc_embedded_keeps_referenced_newest_young_and_frees_disk(state, populated, monkeypatch):
+    staging, out, images = populated
+    pid = embedded.status()["pid"]
+    monkeypatch.setenv(embedded.PORT_ENV, str(free_port()))  # gc's restart ignores it
+    lines = []
+    report = gc.run(staging, [out], gc.Options(keep=1, max_age=7 * DAY), say=lines.append)
+    assert tags_in(state) == ALL - {"staging/a:old", "staging/b:b1"}
+    assert report.deleted == 2 and report.descriptors == 2
+    assert sorted(report.deletions) == [
+        ("staging/a", images["old"].digest),
+        ("staging/b", images["b1"].digest),
+    ]
+    assert any(f"staging/a@{images['old'].digest} (tag old;" in line for line in lines)
+    assert report.bytes_after < report.bytes_before
+    # restarted around garbage-collect, on the same port
+    info = embedded.status()
+    assert info["running"] and info["pid"] != pid and staging == resolve(None)
+    assert report.bytes_after == info["storage_bytes"]
+    # the blobs of the deleted images are gone from disk
+    blobs = state.data / "docker/registry/v2/blobs/sha256"
+    old_layer = __import__("json").loads(images["old"].manifest)["layers"][0]["digest"]
+    assert not (blobs / old_layer[7:9] / old_layer[7:]).exists()
+
+
+def test_gc_dry_run_deletes_nothing(state, populated):
+    staging, out, _ = populated
+    pid = embedded.status()["pid"]
+    before = embedded.storage_bytes(state)
+    lines = []
+    report = gc.run(staging, [out], gc.Options(keep=1, max_age=7 * DAY, dry_run=True), lines.append)
+    assert len(report.deletions) == 2 and report.deleted == 0
+    assert all(line.startswith("would delete") for line in lines) and len(lines) == 2
+    assert tags_in(state) == ALL
+    assert embedded.storage_bytes(state) == before and embedded.status()["pid"] == pid
+
+
+def test_gc_defaults_keep_everything_young(state, populated):
+    staging, out, _ = populated
+    report = gc.run(staging, [out], gc.Options(keep=0, max_age=365 * DAY))
+    assert report.deletions == [] and tags_in(state) == ALL
+
+
+def test_forget_finds_descriptors_whose_image_is_gone(state, populated):
+    staging, out, _ = populated
+    found = list(scan.find([out]))
+    assert forget.lost(found) == []
+    gc.run(staging, [], gc.Options(keep=0, max_age=0))  # no descriptors: everything goes
+    assert tags_in(state) == {"other/x:outside"}
+    gone = forget.lost(found)
+    assert len(gone) == 2
+    assert forget.forget(gone) == 2 and list(scan.find([out])) == []
+
+
+@pytest.fixture
+def shared(tmp_path):
+    registry = Registry(tmp_path / "shared")
+    yield registry
+    registry.stop()
+
+
+def test_gc_shared_ignores_ages_keeps_referenced_and_first_listed(shared, tmp_path):
+    staging = resolve(f"{shared.host}/team/staging")
+    assert not staging.embedded
+    images = {t: push_image(shared.host, "team/staging/a", t) for t in ("c-1", "c-2", "c-3", "c-4")}
+    push_image(shared.host, "team/other", "c-9")
+    out = tmp_path / "bazel-out"
+    write_descriptor(out, images["c-3"], staging.registry, embedded_=False)
+    dry = gc.run(staging, [out], gc.Options(keep=1, max_age=1e12, dry_run=True))
+    assert sorted(dry.deletions) == sorted(
+        ("team/staging/a", images[t].digest) for t in ("c-2", "c-4")
+    )
+    assert len(shared.all_refs()) == 5
+    report = gc.run(staging, [out], gc.Options(keep=1, max_age=1e12))
+    assert report.deleted == 2 and report.bytes_before is None
+    assert set(shared.all_refs()) == {
+        "team/staging/a:c-1",
+        "team/staging/a:c-3",
+        "team/other:c-9",
+    }

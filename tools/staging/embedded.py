@@ -1,0 +1,507 @@
+"""The embedded staging registry: Debian's docker-registry on 127.0.0.1, one per user.
+
+State lives in ``$ROCM_PYTORCH_STAGING_DIR``, else
+``<home>/.cache/rocm-pytorch-images/staging`` with home from the password
+database, never ``$HOME``: Bazel actions run without HOME and tests run
+with HOME set to their temporary directory, and a build, a test and a
+``bazel run`` of one user must all find the same registry::
+
+    data/          the registry's storage (filesystem driver, deletes enabled)
+    config.yml     written on every start
+    registry.log   the registry's output (warnings and errors)
+    port           the port, chosen once and reused on every restart
+    pid            the running registry's pid
+    lock           serialises start/stop/gc across processes (fcntl)
+
+The port is part of every embedded descriptor, so it never changes by
+itself: the first start takes ``$ROCM_PYTORCH_STAGING_PORT``, else the first
+free port of 5480-5579, and records it. ``$ROCM_PYTORCH_STAGING_PORT`` also
+moves a stopped registry to another port.
+
+The registry is started detached (own session, stdio to the log) so it
+outlives the Bazel action or command that started it; ``stop`` ends it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import http.client
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.staging.errors import StagingError
+
+DEFAULT_PORT = 5480
+LAST_PORT = 5579
+PORT_ENV = "ROCM_PYTORCH_STAGING_PORT"
+DIR_ENV = "ROCM_PYTORCH_STAGING_DIR"
+BIN_ENV = "ROCM_PYTORCH_REGISTRY_BIN"
+START_TIMEOUT = 20.0
+STOP_TIMEOUT = 10.0
+PORT_RELEASE_WAIT = 3.0
+LOG_ROTATE_BYTES = 10 << 20
+LOG_TAIL = 20
+API_HEADER = ("docker-distribution-api-version", "registry/2.0")
+
+# Started through a throw-away launcher, so the registry is nobody's child
+# (no zombie when it ends, no ResourceWarning) and in its own session (the
+# process-group kill at the end of a Bazel action does not reach it).
+_LAUNCHER = """
+import subprocess, sys
+log = open(sys.argv[1], "ab")
+p = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=log,
+                     stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
+print(p.pid)
+"""
+
+
+@dataclass(frozen=True)
+class Paths:
+    root: Path
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config.yml"
+
+    @property
+    def log(self) -> Path:
+        return self.root / "registry.log"
+
+    @property
+    def port(self) -> Path:
+        return self.root / "port"
+
+    @property
+    def pid(self) -> Path:
+        return self.root / "pid"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / "lock"
+
+    @property
+    def repositories(self) -> Path:
+        return self.data / "docker/registry/v2/repositories"
+
+
+def state_dir() -> Path:
+    if os.environ.get(DIR_ENV):
+        return Path(os.environ[DIR_ENV])
+    home = pwd.getpwuid(os.getuid()).pw_dir
+    return Path(home) / ".cache/rocm-pytorch-images/staging"
+
+
+def paths() -> Paths:
+    return Paths(state_dir())
+
+
+@contextlib.contextmanager
+def locked(p: Paths) -> Iterator[None]:
+    """Hold the state dir's lock (blocking): one start/stop/gc at a time."""
+    p.root.mkdir(parents=True, exist_ok=True)
+    with p.lock.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+# -- public API ----------------------------------------------------------------
+
+
+def ensure_running() -> int:
+    """Start the embedded registry unless it runs and answers; return its port.
+
+    Idempotent and safe to call from many processes at once.
+    """
+    p = paths()
+    with locked(p):
+        return _ensure_running(p)
+
+
+def current_port() -> int:
+    """The port the registry has or will take, without starting anything."""
+    p = paths()
+    return _read_int(p.port) or _env_port() or DEFAULT_PORT
+
+
+def stop() -> int | None:
+    """Stop the registry (TERM, then KILL after a timeout); the pid it had, or None."""
+    p = paths()
+    with locked(p):
+        return _stop(p)
+
+
+def status() -> dict:
+    """What the embedded registry is doing and holds (reads files; starts nothing)."""
+    p = paths()
+    pid, port = _read_int(p.pid), _read_int(p.port)
+    running = bool(pid and port and _ours(pid, p) and _answers(port))
+    repos = list_repositories(p)
+    return {
+        "registry": f"127.0.0.1:{port or current_port()}/staging",
+        "embedded": True,
+        "running": running,
+        "pid": pid if running else None,
+        "port": port,
+        "state_dir": str(p.root),
+        "storage_bytes": storage_bytes(p),
+        "repositories": len(repos),
+        "tags": sum(len(list_tags(p, r)) for r in repos),
+        "log": str(p.log),
+    }
+
+
+def collect_garbage(*, delete_untagged: bool) -> None:
+    """Reclaim disk: stop, `docker-registry garbage-collect`, start again (same port).
+
+    Holds the lock throughout, so builds that call ``ensure_running`` wait
+    instead of restarting the registry under the collector.
+    """
+    p = paths()
+    with locked(p):
+        if not _read_int(p.port) or not p.data.is_dir():
+            return  # never started: nothing to collect
+        cmd = [registry_binary(), "garbage-collect", str(p.config)]
+        _stop(p)
+        _write_config(p, _read_int(p.port))
+        if delete_untagged:
+            cmd.insert(2, "--delete-untagged")
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            tail = (proc.stdout + proc.stderr).splitlines()[-LOG_TAIL:]
+            raise StagingError(
+                f"`{' '.join(cmd)}` failed (exit {proc.returncode}); the registry is"
+                " stopped (the next build or `start` starts it); its output:\n" + "\n".join(tail)
+            )
+        _ensure_running(p, move=False)
+
+
+def registry_binary() -> str:
+    """$ROCM_PYTORCH_REGISTRY_BIN, else docker-registry on PATH, else /usr/bin's."""
+    configured = os.environ.get(BIN_ENV)
+    if configured:
+        if not os.access(configured, os.X_OK):
+            raise StagingError(
+                f"{BIN_ENV}={configured} is not an executable file; point it at"
+                " docker-registry or unset it"
+            )
+        return configured
+    found = shutil.which("docker-registry")
+    if found:
+        return found
+    if os.access("/usr/bin/docker-registry", os.X_OK):
+        return "/usr/bin/docker-registry"
+    raise StagingError(
+        "docker-registry not found (not in $" + BIN_ENV + ", on PATH or at"
+        " /usr/bin/docker-registry); install Debian's `docker-registry` package"
+        f" (apt-get install docker-registry) or set {BIN_ENV}"
+    )
+
+
+# -- storage, read from the filesystem ----------------------------------------
+
+
+def storage_bytes(p: Paths) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(p.data):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, name)).st_size
+    return total
+
+
+def list_repositories(p: Paths) -> list[str]:
+    """Repository names (e.g. `staging/pytorch`) in the storage tree."""
+    if not p.repositories.is_dir():
+        return []
+    out = []
+    for root, dirs, _files in os.walk(p.repositories):
+        if "_manifests" in dirs:
+            out.append(os.path.relpath(root, p.repositories))
+        dirs[:] = [d for d in dirs if not d.startswith("_")]
+    return sorted(out)
+
+
+def list_tags(p: Paths, repository: str) -> dict[str, tuple[str, float]]:
+    """tag -> (manifest digest, mtime of its `current/link`) for one repository."""
+    tags_dir = p.repositories / repository / "_manifests/tags"
+    out = {}
+    for link in sorted(tags_dir.glob("*/current/link")):
+        with contextlib.suppress(OSError):
+            out[link.parent.parent.name] = (link.read_text().strip(), link.stat().st_mtime)
+    return out
+
+
+# -- lifecycle (callers hold the lock) ----------------------------------------
+
+
+def _ensure_running(p: Paths, *, move: bool = True) -> int:
+    """Start unless running; ``move``: a start may take $ROCM_PYTORCH_STAGING_PORT."""
+    pid, port = _read_int(p.pid), _read_int(p.port)
+    if pid and _ours(pid, p):
+        if port and _answers(port):
+            _trim_log(p)
+            return port
+        _terminate(pid)  # ours but not answering: wedged
+    p.pid.unlink(missing_ok=True)
+    port, scanned = _choose_port(p, move=move)
+    binary = registry_binary()
+    p.data.mkdir(parents=True, exist_ok=True)
+    while True:
+        try:
+            _start(p, binary, port)
+            return port
+        except StagingError:
+            # A scanned port another user's staging took between our check and
+            # the registry's bind: take the next free one.
+            if not scanned or _free(port):
+                raise
+            port = _first_free(port + 1)
+
+
+def _start(p: Paths, binary: str, port: int) -> None:
+    _write_config(p, port)
+    p.port.write_text(f"{port}\n")
+    _trim_log(p)
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", _LAUNCHER, str(p.log), binary, "serve", str(p.config)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode != 0 or not out.stdout.strip().isdigit():
+        raise StagingError(f"could not launch {binary}: {out.stderr.strip()}; see {p.log}")
+    pid = int(out.stdout)
+    p.pid.write_text(f"{pid}\n")
+    _wait_ready(p, pid, port)
+
+
+def _stop(p: Paths) -> int | None:
+    pid = _read_int(p.pid)
+    stopped = pid if pid and _ours(pid, p) else None
+    if stopped:
+        _terminate(stopped)
+    p.pid.unlink(missing_ok=True)
+    return stopped
+
+
+def _terminate(pid: int) -> None:
+    for sig, wait in ((signal.SIGTERM, STOP_TIMEOUT), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if not _alive(pid):
+                return
+            time.sleep(0.05)
+    raise StagingError(f"registry pid {pid} does not exit after SIGKILL; end it by hand")
+
+
+def _wait_ready(p: Paths, pid: int, port: int) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            p.pid.unlink(missing_ok=True)
+            raise StagingError(
+                f"the staging registry exited at start (port {port});"
+                f" fix what its log says ({p.log}):\n{_log_tail(p)}"
+            )
+        if _answers(port):
+            return
+        time.sleep(0.05)
+    _terminate(pid)
+    p.pid.unlink(missing_ok=True)
+    raise StagingError(
+        f"the staging registry did not answer on 127.0.0.1:{port} within"
+        f" {START_TIMEOUT:.0f} s; see its log ({p.log}):\n{_log_tail(p)}"
+    )
+
+
+def _choose_port(p: Paths, *, move: bool = True) -> tuple[int, bool]:
+    """(port, scanned): $ROCM_PYTORCH_STAGING_PORT (when ``move``), else the recorded
+    port, else the first free one from DEFAULT_PORT."""
+    env, recorded = (_env_port() if move else None), _read_int(p.port)
+    port = env or recorded
+    if port:
+        if not _free(port, wait=PORT_RELEASE_WAIT):
+            raise StagingError(_taken(port, p, chosen_by_env=bool(env)))
+        return port, False
+    return _first_free(DEFAULT_PORT), True
+
+
+def _first_free(start: int) -> int:
+    for candidate in range(start, LAST_PORT + 1):
+        if _free(candidate):
+            return candidate
+    raise StagingError(
+        f"no free port in {DEFAULT_PORT}-{LAST_PORT} for the staging registry;"
+        f" set {PORT_ENV} to a free port"
+    )
+
+
+def _taken(port: int, p: Paths, *, chosen_by_env: bool) -> str:
+    why = f"${PORT_ENV}" if chosen_by_env else f"recorded in {p.port}"
+    holder = _port_holder(port)
+    return (
+        f"staging port {port} ({why}) is taken by {holder}; end that process, or move"
+        f" staging: `bazel run //tools/staging -- stop`, then set {PORT_ENV} to a free port"
+        " and run `bazel run //tools/staging -- start` (it records the new port;"
+        " images built before name the old one and need a rebuild)"
+    )
+
+
+def _env_port() -> int | None:
+    text = os.environ.get(PORT_ENV, "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise StagingError(f"{PORT_ENV}={text!r} is not a port number; set it to 1-65535")
+    return int(text)
+
+
+def _write_config(p: Paths, port: int) -> None:
+    config = "\n".join(
+        [
+            "# written by tools/staging on every start: edits are lost",
+            "version: 0.1",
+            "log:",
+            "  level: warn",
+            "  accesslog: {disabled: true}",
+            "storage:",
+            f"  filesystem: {{rootdirectory: {p.data}}}",
+            "  delete: {enabled: true}",
+            "  maintenance:",
+            "    uploadpurging: {enabled: true, age: 24h, interval: 6h, dryrun: false}",
+            "http:",
+            f"  addr: 127.0.0.1:{port}",
+            f"  secret: {secrets.token_hex(16)}",
+            "",
+        ]
+    )
+    tmp = p.config.with_suffix(".tmp")
+    tmp.write_text(config)
+    tmp.replace(p.config)
+
+
+def _trim_log(p: Paths) -> None:
+    """Keep the log bounded: past the limit, move its text to registry.log.1 and empty it.
+
+    The registry appends (O_APPEND), so truncating in place is safe while it runs.
+    """
+    with contextlib.suppress(OSError):
+        if p.log.stat().st_size > LOG_ROTATE_BYTES:
+            shutil.copyfile(p.log, p.log.with_suffix(".log.1"))
+            os.truncate(p.log, 0)
+
+
+def _log_tail(p: Paths) -> str:
+    try:
+        return "\n".join(p.log.read_text(errors="replace").splitlines()[-LOG_TAIL:])
+    except OSError:
+        return "(no log)"
+
+
+# -- processes and ports ---------------------------------------------------------
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is dead once its other threads are gone (they hold its sockets)
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if stat.rpartition(")")[2].split()[0] != "Z":
+            return True
+        return len(os.listdir(f"/proc/{pid}/task")) > 1
+    except (OSError, IndexError):
+        return True
+
+
+def _ours(pid: int, p: Paths) -> bool:
+    """Whether ``pid`` is a live registry serving this state dir's config."""
+    if not _alive(pid):
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return True  # no /proc to tell: trust the pid file
+    return str(p.config).encode() in cmdline
+
+
+def _answers(port: int, timeout: float = 2.0) -> bool:
+    """Whether a distribution registry answers `GET /v2/` on 127.0.0.1:port."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", "/v2/")
+        response = conn.getresponse()
+        response.read()
+        return response.getheader(API_HEADER[0], "") == API_HEADER[1]
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        conn.close()
+
+
+def _free(port: int, wait: float = 0.0) -> bool:
+    """Whether 127.0.0.1:port can be bound, trying for ``wait`` seconds (a registry that
+    was just killed may hold its socket until its last thread is gone)."""
+    deadline = time.monotonic() + wait
+    while True:
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("127.0.0.1", port))
+                return True
+            except OSError:
+                if time.monotonic() >= deadline:
+                    return False
+        time.sleep(0.05)
+
+
+def _port_holder(port: int) -> str:
+    """Who listens on ``port``: `pid N (cmd)` when /proc tells, else a description."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(f"socket:[{fields[9]}]")
+    for proc in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            for fd in (proc / "fd").iterdir():
+                with contextlib.suppress(OSError):
+                    if os.readlink(fd) in inodes:
+                        cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").strip()
+                        return f"pid {proc.name} ({cmd.decode(errors='replace')[:120]})"
+    if _answers(port):
+        return "a Docker registry that is not this staging's"
+    return "another process (not visible to this user)"
