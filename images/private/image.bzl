@@ -309,7 +309,7 @@ def _image_impl(ctx):
     )
     return [
         DefaultInfo(files = depset([descriptor])),
-        OutputGroupInfo(spec = depset([spec])),
+        OutputGroupInfo(spec = depset([spec, build_spec])),
         info,
     ]
 

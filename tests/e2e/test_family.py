@@ -209,3 +209,41 @@ def test_wrong_dockerfile_stage_fails_naming_target_arch_and_dockerfile(tmp_path
     )
     assert 'target stage "no-such-stage" could not be found' in proc.stderr
     assert not Path(tmp_path / "out.json").exists()
+
+
+def test_child_build_of_a_parent_staging_lost_fails_with_the_forget_hint(tmp_path):
+    parent = json.loads((PACKAGE / "rocm-runtime.gfx950.json").read_text())
+    # a staging registry that was wiped or garbage-collected no longer has it
+    parent["staging"]["name"] += "-gone"
+    gone = tmp_path / "rocm-runtime.gfx950.json"
+    gone.write_text(json.dumps(parent))
+    out = tmp_path / "out.json"
+    proc = subprocess.run(
+        [
+            os.environ["IMAGEBUILD_BIN"],
+            "--spec",
+            str(PACKAGE / "pytorch-base.gfx950.build.json"),
+            "--dockerfile",
+            "tests/e2e/docker/Dockerfile.base",
+            "--network",
+            "none",
+            "--output",
+            str(out),
+            "--staging",
+            parent["staging"]["registry"],
+            "--parent",
+            f"rocm-runtime={gone}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    # should stop before building, name the lost image and how to rebuild it
+    assert proc.returncode == 1
+    host = parent["staging"]["registry"].split("/", 1)[0]
+    assert proc.stderr.strip() == (
+        f"imagebuild: error: staging has lost rocm-runtime (gfx950) {parent['digest']}"
+        f" ({host}/{parent['staging']['name']}@{parent['digest']}); run"
+        " `bazel run //tools/staging -- forget` and build again (it rebuilds what is missing)"
+    )
+    assert not out.exists()
