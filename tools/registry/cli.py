@@ -18,16 +18,10 @@ from tools.registry.errors import RegistryError
 from tools.registry.plan import PlannedImage, load_plans, planned_image
 from tools.registry.push import Pusher, PushOptions, human
 from tools.registry.staged import Clients
+from tools.staging.cli import user_path
 from tools.tagconf import catalog as catalog_mod
 
 CATALOG = Path("images/catalog.toml")
-
-
-def user_path(text: str) -> Path:
-    """A path the user typed: under `bazel run`, relative to where they typed it."""
-    path = Path(text)
-    base = os.environ.get("BUILD_WORKING_DIRECTORY")
-    return Path(base) / path if base and not path.is_absolute() else path
 
 
 def _connection_args(p: argparse.ArgumentParser) -> None:

@@ -29,7 +29,7 @@ from tenacity import (
 )
 
 from tools.registry.auth import RegistryAuth, credentials_for
-from tools.registry.errors import NotFound, RegistryError, RetryableStatus
+from tools.registry.errors import BadStatus, NotFound, RegistryError, RetryableStatus, Unreachable
 
 MANIFEST_TYPES = ", ".join(
     [
@@ -184,20 +184,24 @@ class RegistryClient:
         try:
             return self._retry(self._send)(method, url, **kwargs)
         except httpx.TransportError as e:
-            raise RegistryError(f"{e} (gave up after retries)") from None
+            raise Unreachable(f"{e} (gave up after retries)", self.host, str(e)) from None
 
     def check(self, response: httpx.Response, what: str, ok: tuple[int, ...]) -> None:
         if response.status_code in ok:
             return
-        if response.status_code == 401:
-            raise RegistryError(
+        status = response.status_code
+        if status == 401:
+            raise BadStatus(
                 f"{what}: HTTP 401 unauthorized at {self.host}; run `docker login {self.host}`"
-                f" (credentials are read from $DOCKER_CONFIG/config.json){self.credentials_note}"
+                f" (credentials are read from $DOCKER_CONFIG/config.json){self.credentials_note}",
+                status,
             )
-        if response.status_code == 403:
-            raise RegistryError(f"{what}: HTTP 403 denied at {self.host}; check your permissions")
+        if status == 403:
+            raise BadStatus(
+                f"{what}: HTTP 403 denied at {self.host}; check your permissions", status
+            )
         detail = response.text[:300].strip()
-        raise RegistryError(f"{what}: HTTP {response.status_code} {detail}")
+        raise BadStatus(f"{what}: HTTP {status} {detail}", status)
 
     # -- blobs ----------------------------------------------------------------
 
@@ -356,10 +360,12 @@ class RegistryClient:
         self.check(r, f"PUT {name}:{reference}", (201, 200))
         return r.headers.get("Docker-Content-Digest", "")
 
-    def delete_manifest(self, name: str, digest: str) -> None:
+    def delete_manifest(self, name: str, digest: str) -> bool:
+        """Delete a manifest (and every tag on it); False when it was already gone."""
         r = self.request("DELETE", f"/v2/{name}/manifests/{digest}")
         # 404: already gone (a retried DELETE, or another tag of the same digest)
         self.check(r, f"DELETE {name}@{digest}", (202, 200, 404))
+        return r.status_code != 404
 
     # -- listings -------------------------------------------------------------
 

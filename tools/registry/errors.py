@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from tools.staging.descriptor import Descriptor
-
 
 class RegistryError(Exception):
     """A failure talking to a registry, with what was asked and the fix."""
@@ -20,17 +15,22 @@ class RetryableStatus(RegistryError):
         self.retry_after = retry_after
 
 
+class BadStatus(RegistryError):
+    """An answer with an HTTP ``status`` the request does not accept."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Unreachable(RegistryError):
+    """``host`` did not answer (refused, reset, timed out), retries spent; ``detail`` says how."""
+
+    def __init__(self, message: str, host: str, detail: str) -> None:
+        super().__init__(message)
+        self.host = host
+        self.detail = detail
+
+
 class NotFound(RegistryError):
     """A 404 for a manifest or blob that was expected to be there."""
-
-
-class Lost(RegistryError):
-    """The staging registry no longer holds an image (or a blob of it) a descriptor names."""
-
-
-def lost(d: Descriptor) -> Lost:
-    """The one wording for content staging has lost, with the fix."""
-    return Lost(
-        f"staging has lost {d.label()} {d.digest} ({d.staging_ref}); run"
-        " `bazel run //tools/staging -- forget` and build again (it rebuilds what is missing)"
-    )

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tools.registry.errors import NotFound, RegistryError, lost
-from tools.registry.staged import Clients, parallel
+from tools.registry.errors import NotFound, RegistryError
+from tools.registry.staged import Clients, lost, parallel
 
 if TYPE_CHECKING:
     from tools.registry.plan import PlannedImage

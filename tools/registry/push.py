@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tools.registry.client import RegistryClient
-from tools.registry.errors import Lost, NotFound, RegistryError, lost
+from tools.registry.errors import NotFound, RegistryError
 from tools.registry.plan import PlannedImage, check_collisions
-from tools.registry.staged import Clients, parallel
+from tools.registry.staged import Clients, Lost, lost, parallel
 
 if TYPE_CHECKING:
     from tools.staging.descriptor import BlobRef, Descriptor

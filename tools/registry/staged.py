@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from tools.registry.client import RegistryClient
-from tools.registry.errors import RegistryError, lost
+from tools.registry.errors import RegistryError
 
 if TYPE_CHECKING:
     from tools.staging.descriptor import Descriptor
@@ -17,9 +17,35 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 R = TypeVar("R")
 
+# The fix for content staging has lost.
+FORGET = "run `bazel run //tools/staging -- forget` and build again (it rebuilds what is missing)"
+
+
+class Lost(RegistryError):
+    """The staging registry no longer holds an image (or a blob of it) a descriptor names."""
+
+
+def lost(d: Descriptor) -> Lost:
+    """The one wording for content staging has lost, with the fix."""
+    return Lost(f"staging has lost {d.label()} {d.digest} ({d.staging_ref}); {FORGET}")
+
+
+def start_embedded() -> str:
+    """Host of the embedded staging registry, started if it is not running."""
+    import tools.staging as staging
+
+    try:
+        return staging.resolve(None).host
+    except staging.StagingError as e:
+        raise RegistryError(f"embedded staging registry: {e}") from None
+
 
 class Clients:
-    """One RegistryClient per host (staging and targets alike), closed together."""
+    """One RegistryClient per host (staging and targets alike), closed together.
+
+    ``start_embedded`` gives the host of the project's own (embedded) staging
+    registry, starting it if needed; its errors are the caller's to choose.
+    """
 
     def __init__(
         self,
@@ -29,11 +55,13 @@ class Clients:
         retries: int = 5,
         backoff: float = 0.5,
         log: Callable[[str], None] = lambda _msg: None,
+        start_embedded: Callable[[], str] = start_embedded,
     ) -> None:
         self.options = dict(
             insecure=insecure, ca_file=ca_file, retries=retries, backoff=backoff, log=log
         )
         self.by_host: dict[str, RegistryClient] = {}
+        self._start_embedded = start_embedded
         self._embedded: str | None = None
         self._lock = threading.Lock()
 
@@ -57,7 +85,7 @@ class Clients:
             return self(d.staging_host)
         with self._lock:
             if self._embedded is None:
-                self._embedded = _start_embedded() or d.staging_host
+                self._embedded = self._start_embedded()
         return self(self._embedded)
 
     def check_staged(self, d: Descriptor) -> RegistryClient:
@@ -66,20 +94,6 @@ class Clients:
         if s.manifest_digest(d.staging_name, d.digest) != d.digest:
             raise lost(d)
         return s
-
-
-def _start_embedded() -> str | None:
-    """Host of the running embedded staging registry; None without tools.staging."""
-    try:
-        import tools.staging as staging
-
-        resolve = staging.resolve
-    except (ImportError, AttributeError):
-        return None
-    try:
-        return resolve(None).host
-    except getattr(staging, "StagingError", ()) as e:
-        raise RegistryError(f"embedded staging registry: {e}") from None
 
 
 def parallel(jobs: int, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:

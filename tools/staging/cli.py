@@ -12,8 +12,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from tools.staging import EMBEDDED, Staging, embedded, forget, gc, parse, resolve, scan
-from tools.staging.client import Client
+from tools.staging import EMBEDDED, Staging, embedded, forget, gc, parse, remote, resolve, scan
 from tools.staging.errors import StagingError, UnreachableError
 
 
@@ -173,14 +172,14 @@ def cmd_stop(_args: argparse.Namespace) -> int:
 
 def shared_status(staging: Staging, insecure: bool) -> dict:
     out: dict = {"registry": staging.registry, "embedded": False, "reachable": False}
-    with Client(staging.host, insecure=insecure) as c:
+    with remote.connect(staging.host, insecure=insecure) as c:
         try:
-            c.ping()
+            remote.ping(c)
         except UnreachableError as e:
             return {**out, "error": str(e)}
         out["reachable"] = True
         try:
-            out["repositories"] = [n for n in c.catalog() if n.startswith(staging.prefix + "/")]
+            out["repositories"] = remote.repositories(c, staging.prefix)
         except StagingError as e:
             out["repositories"], out["error"] = None, str(e)
     return out

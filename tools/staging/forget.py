@@ -10,17 +10,21 @@ those descriptor files makes Bazel re-run their actions on the next build
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import ExitStack
+from typing import TYPE_CHECKING
 
-from tools.staging import embedded, scan
-from tools.staging.client import Client
+from tools.staging import embedded, remote, scan
+
+if TYPE_CHECKING:
+    from tools.registry.client import RegistryClient
 
 
 def lost(found: Iterable[scan.Found], *, insecure: bool = False) -> list[scan.Found]:
     """The descriptors whose manifest is not in their staging registry."""
     p = embedded.paths()
-    clients: dict[str, Client] = {}
+    clients: dict[str, RegistryClient] = {}
     out = []
-    try:
+    with ExitStack() as stack:
         for f in found:
             staging, digest = f.data["staging"], f.data["digest"]
             name = staging.get("name", "")
@@ -28,13 +32,11 @@ def lost(found: Iterable[scan.Found], *, insecure: bool = False) -> list[scan.Fo
                 present = embedded_has(p, name, digest)
             else:
                 host = str(staging.get("registry", "")).split("/", 1)[0]
-                c = clients.setdefault(host, Client(host, insecure=insecure))
-                present = c.digest(name, digest) is not None
+                if host not in clients:
+                    clients[host] = stack.enter_context(remote.connect(host, insecure=insecure))
+                present = clients[host].manifest_digest(name, digest) is not None
             if not present:
                 out.append(f)
-    finally:
-        for c in clients.values():
-            c.http.close()
     return out
 
 

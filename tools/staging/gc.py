@@ -31,9 +31,12 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tools.staging import Staging, embedded, scan
-from tools.staging.client import Client
+from tools.staging import Staging, embedded, remote, scan
+
+if TYPE_CHECKING:
+    from tools.registry.client import RegistryClient
 
 DEFAULT_KEEP = 3
 DEFAULT_MAX_AGE = 14 * 86400.0
@@ -124,13 +127,13 @@ def embedded_tags(p: embedded.Paths, prefix: str, now: float) -> list[Tag]:
     ]
 
 
-def shared_tags(client: Client, prefix: str) -> list[Tag]:
+def shared_tags(client: RegistryClient, prefix: str) -> list[Tag]:
     """Tags under ``prefix/`` of a shared registry (through its API; ages unknown)."""
-    client.ping()
+    remote.ping(client)
     out = []
-    for name in sorted(n for n in client.catalog() if n.startswith(prefix + "/")):
-        for tag in sorted(client.tags(name)):
-            digest = client.digest(name, tag)
+    for name in sorted(remote.repositories(client, prefix)):
+        for tag in sorted(client.list_tags(name)):
+            digest = client.manifest_digest(name, tag)
             if digest:
                 out.append(Tag(name, tag, digest, None))
     return out
@@ -169,7 +172,7 @@ def run(
         tags = embedded_tags(p, staging.prefix, time.time())
     else:
         before = None
-        with Client(staging.host, insecure=options.insecure) as c:
+        with remote.connect(staging.host, insecure=options.insecure) as c:
             tags = shared_tags(c, staging.prefix)
     verdicts = decide(tags, referenced, keep=options.keep, max_age=options.max_age)
     doomed = deletions(verdicts)
@@ -186,8 +189,8 @@ def run(
         host = staging.host
         if staging.embedded:
             host = f"127.0.0.1:{embedded.ensure_running()}"
-        with Client(host, insecure=options.insecure) as c:
-            report.deleted = sum(c.delete(name, digest) for name, digest in doomed)
+        with remote.connect(host, insecure=options.insecure) as c:
+            report.deleted = sum(remote.delete(c, name, digest) for name, digest in doomed)
     if staging.embedded:
         kept = {v.tag.digest for v in verdicts if v.keep}
         untagged = not has_index(p, kept)

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from collections.abc import Iterable
 from contextlib import contextmanager
 from pathlib import Path
 
 from tools.registry.client import RegistryClient
 from tools.registry.errors import RegistryError
+from tools.registry.staged import FORGET, Clients
 from tools.staging import StagingError, UnreachableError, resolve
 from tools.staging import descriptor as desc
 from tools.tagconf.model import Catalog
@@ -33,8 +33,6 @@ SUFFIX = ".json"
 NOT_DESCRIPTORS = (".spec.json", ".build.json")
 SKIP_DIRS = (".runfiles", ".layout")
 MAX_SIZE = 1 << 20  # descriptors are a few kB; bigger JSON is something else
-# The fix for an image staging no longer holds (the words of tools/registry's).
-FORGET = "run `bazel run //tools/staging -- forget` and build again (it rebuilds what is missing)"
 
 
 def _error(e: desc.DescriptorError, prefix: str = "") -> WheelhouseError:
@@ -117,16 +115,6 @@ def labels_of(d: desc.Descriptor) -> dict[str, str]:
     return (d.config.get("config") or {}).get("Labels") or {}
 
 
-def _answers(host: str, timeout: float = 2.0) -> bool:
-    """Whether something listens at ``host`` (HOST:PORT)."""
-    name, _, port = host.rpartition(":")
-    try:
-        with socket.create_connection((name.strip("[]"), int(port)), timeout=timeout):
-            return True
-    except (OSError, ValueError):
-        return False
-
-
 def _start_embedded() -> str:
     """Host of the embedded staging registry, started if it is not running."""
     try:
@@ -139,44 +127,22 @@ def _start_embedded() -> str:
 
 
 class StagingSource:
-    """Images of descriptors, their layers read from the staging registries they name."""
+    """Images of descriptors, their layers read from the staging registries they name.
 
-    def __init__(
-        self,
-        *,
-        insecure: bool = False,
-        ca_file: Path | None = None,
-        retries: int = 5,
-        backoff: float = 0.5,
-        log=lambda _msg: None,
-    ) -> None:
-        self._options = dict(
-            insecure=insecure, ca_file=ca_file, retries=retries, backoff=backoff, log=log
-        )
-        self._clients: dict[str, RegistryClient] = {}
-        self._hosts: dict[str, str] = {}  # staging registry -> host that serves it now
+    ``options`` are those of tools.registry.staged.Clients (insecure, ca_file,
+    retries, backoff, log).
+    """
+
+    def __init__(self, **options) -> None:
+        self._clients = Clients(**options, start_embedded=_start_embedded)
         self._descriptors: dict[str, desc.Descriptor] = {}  # by origin
 
     def close(self) -> None:
-        for c in self._clients.values():
-            c.close()
-        self._clients.clear()
+        self._clients.close()
 
     def client(self, d: desc.Descriptor) -> RegistryClient:
-        """The client of ``d``'s staging registry.
-
-        The embedded one may have been stopped since the build: if its address
-        does not answer, tools.staging starts it again (once per run).
-        """
-        if d.staging_registry not in self._hosts:
-            host = d.staging_host
-            if d.embedded and not _answers(host):
-                host = _start_embedded()
-            self._hosts[d.staging_registry] = host
-        host = self._hosts[d.staging_registry]
-        if host not in self._clients:
-            self._clients[host] = RegistryClient(host, **self._options)
-        return self._clients[host]
+        """The client of ``d``'s staging registry (the embedded one started again if stopped)."""
+        return self._clients.staging(d)
 
     # -- identity (descriptors only, no network) ---------------------------------
 
