@@ -8,7 +8,8 @@ A test cannot run the Bazel that runs it, so these run after
 - changing `--define registry=` or `--define VCS_REF=` executes no ImageBuild;
 - `bazel aquery` shows one ImageBuild action for each arch-free target
   whatever the archs, and every ImageBuild action is local and uncached;
-- an unknown `--define arch` fails analysis and lists the known archs;
+- an unknown `--define arch` fails analysis and lists the known archs; so
+  do a misspelled `--define` key and a bad `--define registry=`;
 - the real family analyses for all nine archs, its push_default.plan is
   exactly tagconf's tags, and `--config=release` adds the -g<sha> tags;
 - `--define cache_registry` exports BuildKit's cache where prune-cache finds it;
@@ -173,6 +174,17 @@ def _unknown_arch():
     assert proc.returncode != 0, "analysis succeeded"
     want = '--define arch=gfx951: unknown arch "gfx951"; known: gfx90a, gfx942, gfx950,'
     assert want in proc.stderr, proc.stderr[-2000:]
+
+
+@check("a misspelled --define or a bad --define registry fails analysis, building nothing")
+def _bad_defines():
+    proc = bazel("build", "//tests/e2e:push_default", "--define=PYTORCH_VERION=2.16.0", check=False)
+    assert proc.returncode != 0, "analysis succeeded"
+    assert "PYTORCH_VERION is not a catalogue key; did you mean PYTORCH_VERSION?" in proc.stderr
+    proc = bazel("run", "//tests/e2e:push_default.plan", "--define=registry=h:5/UP", check=False)
+    assert proc.returncode != 0, "analysis succeeded"
+    assert 'bad namespace component "UP"' in proc.stderr, proc.stderr[-1000:]
+    assert "Building image" not in proc.stderr
 
 
 ALL_ARCHS = "gfx90a,gfx942,gfx950,gfx1100,gfx1101,gfx1150,gfx1151,gfx1200,gfx1201"

@@ -1,6 +1,7 @@
 """Implementation of rocm_image_rule: one catalogue target, one arch, one image in staging."""
 
 load(":arch_transition.bzl", "ARCH_SETTING", "arch_transition", "current_arch")
+load(":defines.bzl", "check_defines")
 load(":image_info.bzl", "ImageInfo")
 
 _DOC = """Builds one catalogue target for one GPU architecture with `docker buildx build`.
@@ -125,12 +126,7 @@ def staging_of(var):
     Returns:
       str.
     """
-    value = var.get("staging", "") or EMBEDDED_STAGING
-    if value != EMBEDDED_STAGING and ("/" not in value or "://" in value or "@" in value):
-        fail("--define staging=%s: want HOST[:PORT]/PREFIX (no scheme, no credentials)," % value +
-             " e.g. --define staging=registry.example.com/rocm-pytorch-staging; or leave it unset" +
-             " for the embedded loopback registry")
-    return value
+    return var.get("staging", "") or EMBEDDED_STAGING
 
 def docker_execution_requirements(staging):
     """Execution requirements of an action that builds into `staging`.
@@ -271,6 +267,7 @@ def build_action(ctx, build_spec, description, parents, upstream):
     return descriptor
 
 def _image_impl(ctx):
+    check_defines(ctx.var, ctx.attr.value_keys)
     arch = current_arch(ctx)
     if ctx.attr.arch_free:
         arch = None

@@ -7,6 +7,9 @@ load("//images:defs.bzl", "ImageInfo", "ImageSetInfo")
 load("//images/private:arch_transition.bzl", "parse_arch_request")
 
 # buildifier: disable=bzl-visibility
+load("//images/private:defines.bzl", "registry_error", "unknown_define_error")
+
+# buildifier: disable=bzl-visibility
 load("//images/private:family.bzl", "dockerfile_label", "image_label")
 
 # buildifier: disable=bzl-visibility
@@ -224,10 +227,12 @@ def image_test_suite(name):
     arch_request_parsing_test(name = "arch_request_parsing_test")
     define_overrides_reach_tagconf_test(name = "define_overrides_reach_tagconf_test")
     label_helpers_test(name = "label_helpers_test")
+    define_checks_test(name = "define_checks_test")
     native.test_suite(
         name = name,
         tests = [
             ":pinned_arch_reaches_the_build_test",
+            ":define_checks_test",
             ":arch_free_target_has_no_arch_test",
             ":arch_free_parent_is_shared_test",
             ":image_set_default_arch_test",
@@ -236,3 +241,52 @@ def image_test_suite(name):
             ":label_helpers_test",
         ],
     )
+
+# ---- --define keys and registry strings are checked at analysis -------------
+
+_VALUE_KEYS = ["ROCM_VERSION", "PYTORCH_VERSION", "VCS_REF"]
+
+def _define_checks_impl(ctx):
+    """Misspelled --define keys and bad registry strings fail analysis, naming the fix."""
+    env = unittest.begin(ctx)
+    builtins = {"BINDIR": "x", "COMPILATION_MODE": "fastbuild", "GENDIR": "x", "TARGET_CPU": "k8"}
+    key_rows = [
+        ("catalogue key", {"PYTORCH_VERSION": "2.16.0"}, None),
+        ("Bazel's own variables", builtins, None),
+        ("our lower-case keys", {"arch": "gfx950", "registry": "h/n", "staging": "embedded"}, None),
+        ("other rules' lower-case keys", {"absl": "1"}, None),
+        (
+            "misspelled catalogue key",
+            {"PYTORCH_VERION": "2.16.0"},
+            "--define PYTORCH_VERION=2.16.0: PYTORCH_VERION is not a catalogue key; did you mean PYTORCH_VERSION? (keys: ROCM_VERSION, PYTORCH_VERSION, VCS_REF)",
+        ),
+        (
+            "unknown upper-case key, nothing close",
+            {"FOO": "1"},
+            "--define FOO=1: FOO is not a catalogue key; (keys: ROCM_VERSION, PYTORCH_VERSION, VCS_REF)",
+        ),
+        ("misspelled lower-case key", {"regsitry": "h/n"}, "--define regsitry=h/n: unknown key regsitry; did you mean registry?"),
+    ]
+    for desc, var, want in key_rows:
+        asserts.equals(env, want, unknown_define_error(var, _VALUE_KEYS), desc)
+
+    example = "; give HOST[:PORT]/NAMESPACE, e.g. registry.example.com:5000/rocm-pytorch"
+    registry_rows = [
+        ("host and namespace", "127.0.0.1:5003/rocm-pytorch", False, None),
+        ("nested namespace", "registry.example.com/a/b-c__d.e", False, None),
+        ("https forced", "https://127.0.0.1:5000/ns", False, None),
+        ("upper case", "127.0.0.1:5003/UP", False, "--define registry=127.0.0.1:5003/UP: bad namespace component \"UP\": repository paths are lowercase (write \"up\")" + example),
+        ("empty host", "//ns", False, "--define registry=//ns: bad host \"\"" + example),
+        ("space", "re l", False, "--define registry=re l: bad host \"re l\"" + example),
+        ("leading dash", "-bad", False, "--define registry=-bad: bad host \"-bad\"" + example),
+        ("bad port", "h:50x0/ns", False, "--define registry=h:50x0/ns: bad port \"50x0\"" + example),
+        ("triple underscore", "h/a___b", False, "--define registry=h/a___b: bad namespace component \"a___b\"" + example),
+        ("empty", "", False, "--define registry=: empty; give HOST[:PORT]/NAMESPACE, e.g. registry.example.com:5000/rocm-pytorch"),
+        ("credentials", "alice:pw@h/x", False, "--define registry=...: credentials in a registry string end up in logs; remove them and log in with `docker login HOST`"),
+        ("staging needs a prefix", "h:5000", True, "--define registry=h:5000: no namespace" + example),
+    ]
+    for desc, value, need_namespace, want in registry_rows:
+        asserts.equals(env, want, registry_error("registry", value, need_namespace), desc)
+    return unittest.end(env)
+
+define_checks_test = unittest.make(_define_checks_impl)

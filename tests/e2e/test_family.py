@@ -247,3 +247,31 @@ def test_child_build_of_a_parent_staging_lost_fails_with_the_forget_hint(tmp_pat
         " `bazel run //tools/staging -- forget` and build again (it rebuilds what is missing)"
     )
     assert not out.exists()
+
+
+def test_stale_targets_bzl_fails_naming_update_targets(tmp_path):
+    # the catalogue gives pytorch-base the parent rocm-runtime; a stale
+    # targets.bzl would wire it with none (or old ones)
+    proc = subprocess.run(
+        [
+            os.environ["IMAGEBUILD_BIN"],
+            "--spec",
+            str(PACKAGE / "pytorch-base.gfx950.build.json"),
+            "--dockerfile",
+            "tests/e2e/docker/Dockerfile.base",
+            "--output",
+            str(tmp_path / "out.json"),
+            "--staging",
+            "127.0.0.1:9/unused",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    # should refuse before building, and say how to regenerate the graph
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == (
+        "imagebuild: error: pytorch-base: the catalogue says parents ['rocm-runtime'], but the"
+        " Bazel graph gives []; images/targets.bzl is stale: run"
+        " `bazel run //images:update_targets` and build again"
+    )

@@ -7,6 +7,48 @@ import pytest
 # (description, argv, expected exit code, fragments the message must contain)
 CLI_CASES = [
     (
+        "upper case in the registry namespace",
+        ["spec", "--target", "pytorch-src", "--registry", "127.0.0.1:5003/UP"],
+        2,
+        ["--registry: '127.0.0.1:5003/UP': bad namespace component 'UP'", "write 'up'"],
+    ),
+    (
+        "empty registry host",
+        ["tags", "--registry", "//ns"],
+        2,
+        ["--registry: '//ns': bad host ''", "HOST[:PORT]/NAMESPACE"],
+    ),
+    (
+        "space in the registry",
+        ["tags", "--registry", "re l"],
+        2,
+        ["--registry: 're l': bad host 're l'"],
+    ),
+    (
+        "registry host starting with a dash",
+        ["spec", "--target", "pytorch-src", "--registry=-bad"],
+        2,
+        ["--registry: '-bad': bad host '-bad'"],
+    ),
+    (
+        "empty registry",
+        ["spec", "--target", "pytorch-src", "--registry", ""],
+        2,
+        ["--registry: empty registry"],
+    ),
+    (
+        "credentials in the registry are refused and never printed",
+        ["spec", "--target", "pytorch-src", "--registry", "alice:s3cretPW!@host/x"],
+        2,
+        ["--registry: ***@host/x: credentials in a registry string", "docker login"],
+    ),
+    (
+        "bad cache registry",
+        ["spec", "--target", "pytorch-src", "--cache-registry", "host/a___b"],
+        2,
+        ["--cache-registry: 'host/a___b': bad namespace component 'a___b'"],
+    ),
+    (
         "unknown arch lists the known ones",
         ["tags", "--arch", "gfx951"],
         2,
@@ -136,11 +178,22 @@ def test_bad_cli_input(run, desc, argv, code, fragments):
     if "invalid choice" not in fragments[0] and "required" not in fragments[0]:
         assert result.err.startswith("tagconf: error: ")
         assert result.err.count("\n") == 1, "one message, no traceback"
+    # should never echo a password
+    assert "s3cret" not in result.err
 
 
 # (description, old text, new text, fragments the message must contain)
 CATALOG_CASES = [
     ("not TOML", 'registry = "', "registry = ", ["not valid TOML", "fix the syntax"]),
+    (
+        "upper case in the catalogue registry",
+        'registry = "snoc-strix.fold-leaffish.ts.net:8080/rocm-pytorch"',
+        'registry = "snoc-strix.fold-leaffish.ts.net:8080/ROCm"',
+        [
+            "registry: 'snoc-strix.fold-leaffish.ts.net:8080/ROCm': bad namespace component",
+            "write 'rocm'",
+        ],
+    ),
     (
         "missing registry",
         'registry = "snoc',

@@ -122,6 +122,24 @@ def client(host: str) -> RegistryClient:
     return RegistryClient(host, retries=3, backoff=0.5)
 
 
+def check_parents(spec: dict, given: list[str]) -> None:
+    """The catalogue's parents (in the spec) must be the ones Bazel passed.
+
+    They differ when catalog.toml changed and images/targets.bzl (which wires
+    the Bazel graph) was not regenerated: building would silently use the
+    old parents.
+    """
+    if "parents" not in spec:  # a stand-in image: no catalogue entry
+        return
+    want = sorted(spec["parents"])
+    if want != given:
+        raise BuildError(
+            f"{spec.get('target')}: the catalogue says parents {want}, but the Bazel graph"
+            f" gives {given}; images/targets.bzl is stale: run"
+            " `bazel run //images:update_targets` and build again"
+        )
+
+
 def staged(d: desc.Descriptor) -> bool:
     """Whether ``d``'s manifest is still in its staging registry."""
     c = client(d.staging_host)
@@ -212,6 +230,7 @@ def run(args: argparse.Namespace) -> None:
     except StagingError as e:
         raise BuildError(f"staging: {e}") from None
     parents = dict(load_parent(item, "parent") for item in args.parent)
+    check_parents(spec, sorted(parents))
     upstream = load_parent(args.upstream, "upstream")[1] if args.upstream else None
     for d in [*parents.values(), *([upstream] if upstream else [])]:
         if d.embedded:

@@ -15,6 +15,7 @@ from typing import Any
 
 from tools.tagconf.errors import CatalogError, UsageError, nearest
 from tools.tagconf.model import ARCH_VAR, VCS_REF_KEY, Catalog, Target
+from tools.tagconf.registry import check_registry
 from tools.tagconf.tags import check_collisions, check_vcs_ref, render_all
 
 _TARGET_FIELDS = {
@@ -89,6 +90,10 @@ class _Validator:
         registry = self.string(data, "registry", "registry").rstrip("/")
         if not registry:
             raise self.fail("registry", "is empty", 'set registry = "host[:port]/path"')
+        try:
+            check_registry(registry, "registry")
+        except UsageError as e:
+            raise self.fail("registry", e.problem, e.fix) from None
         source = self.string(data, "source", "source") if "source" in data else ""
         defaults = self.defaults(self.table(data, "defaults"))
         for key in ("ROCM_VERSION", "UPSTREAM_IMAGE"):

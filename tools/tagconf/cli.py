@@ -18,6 +18,7 @@ from tools.tagconf import catalog as catalog_mod
 from tools.tagconf import starlark
 from tools.tagconf.errors import TagconfError, UsageError
 from tools.tagconf.model import Catalog
+from tools.tagconf.registry import check_registry
 from tools.tagconf.spec import build_spec, image_spec
 from tools.tagconf.tags import (
     KINDS,
@@ -210,6 +211,8 @@ def _cmd_tags(args: argparse.Namespace, out) -> int:
     images = render_many(catalog, names, _archs(catalog, args.arch), values)
     check_collisions(images)
     registry = catalog.registry if args.registry == "" else (args.registry or "")
+    if args.registry:
+        registry = check_registry(args.registry)
     if args.json:
         json.dump([i.to_json(registry) for i in images], out, indent=2)
         out.write("\n")
@@ -251,10 +254,12 @@ def _cmd_spec(args: argparse.Namespace, out) -> int:
     arch = None
     if target.arch:
         arch = catalog.check_arch(args.arch or catalog.default_arch)
-    data = image_spec(catalog, target, arch, values, args.registry, args.cache_registry)
+    registry = None if args.registry is None else check_registry(args.registry)
+    cache = check_registry(args.cache_registry, "--cache-registry") if args.cache_registry else ""
+    data = image_spec(catalog, target, arch, values, registry, cache)
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     if args.build_output:
-        build = build_spec(catalog, target, arch, values, args.cache_registry)
+        build = build_spec(catalog, target, arch, values, cache)
         args.build_output.write_text(json.dumps(build, indent=2, sort_keys=True) + "\n")
     if args.output:
         args.output.write_text(text, encoding="utf-8")
