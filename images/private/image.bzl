@@ -128,6 +128,23 @@ def staging_of(var):
     """
     return var.get("staging", "") or EMBEDDED_STAGING
 
+def image_log(label):
+    """Where the build of `label` writes BuildKit's log, shown while it runs and on failure.
+
+    Under the account's cache dir (`~` is expanded by tools/imagebuild), one
+    file per image, rewritten by each build: `tail -f` it during a long build.
+
+    Args:
+      label: Label of the image target.
+
+    Returns:
+      str, e.g. "~/.cache/rocm-pytorch-images/logs/images/pytorch.gfx950.log".
+    """
+    return "~/.cache/rocm-pytorch-images/logs/%s%s.log" % (
+        label.package + "/" if label.package else "",
+        label.name,
+    )
+
 def docker_execution_requirements(staging):
     """Execution requirements of an action that builds into `staging`.
 
@@ -243,6 +260,8 @@ def build_action(ctx, build_spec, description, parents, upstream):
     args.add("--network", ctx.attr.network)
     args.add("--staging", staging)
     args.add("--output", descriptor)
+    log = image_log(ctx.label)
+    args.add("--log", log)
     srcs = ctx.files.srcs
     args.add_all(srcs, before_each = "--src")
     for dest, path in sorted(ctx.attr.context_files.items()):
@@ -260,7 +279,7 @@ def build_action(ctx, build_spec, description, parents, upstream):
         inputs = inputs,
         outputs = [descriptor],
         mnemonic = "ImageBuild",
-        progress_message = "Building image %%{label} (%s)" % description,
+        progress_message = "Building image %%{label} (%s); log: %s" % (description, log),
         execution_requirements = docker_execution_requirements(staging),
         use_default_shell_env = True,
     )

@@ -211,6 +211,55 @@ def test_wrong_dockerfile_stage_fails_naming_target_arch_and_dockerfile(tmp_path
     assert not Path(tmp_path / "out.json").exists()
 
 
+def imagebuild(tmp_path, build_spec: str, *extra: str, env: dict | None = None):
+    log = tmp_path / "logs" / "image.log"
+    proc = subprocess.run(
+        [
+            os.environ["IMAGEBUILD_BIN"],
+            "--spec",
+            str(PACKAGE / build_spec),
+            "--dockerfile",
+            "tests/e2e/docker/Dockerfile.base",
+            "--network",
+            "none",
+            "--output",
+            str(tmp_path / "out.json"),
+            "--staging",
+            "127.0.0.1:9/unused",
+            "--log",
+            str(log),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+    return proc, log
+
+
+def test_upstream_that_cannot_be_pulled_points_to_the_mirror_define(tmp_path):
+    # rocm-runtime without the stand-in: BuildKit would have to pull the real upstream
+    proc, log = imagebuild(tmp_path, "rocm-runtime.gfx950.build.json")
+    assert proc.returncode == 1
+    # should say what failed, where the whole log is, and the way out
+    assert f"(whole log: {log})" in proc.stderr
+    assert "failed to resolve source metadata" in log.read_text()
+    assert (
+        "the upstream image rocm/dev-ubuntu-26.04:10.1.0-full cannot be pulled from here: give a"
+        " mirror that holds it with --define UPSTREAM_IMAGE=<registry>/<path>" in proc.stderr
+    )
+
+
+def test_no_engine_says_which_docker_host_and_what_to_do(tmp_path):
+    host = f"unix://{tmp_path}/no-engine.sock"
+    proc, _ = imagebuild(tmp_path, "triton-wheel.build.json", env={"DOCKER_HOST": host})
+    assert proc.returncode == 1
+    assert f"no Docker engine answers at DOCKER_HOST={host}: start one" in proc.stderr
+    # should not tell the user to pass flags .bazelrc already passes
+    assert "--action_env" not in proc.stderr
+
+
 def test_child_build_of_a_parent_staging_lost_fails_with_the_forget_hint(tmp_path):
     parent = json.loads((PACKAGE / "rocm-runtime.gfx950.json").read_text())
     # a staging registry that was wiped or garbage-collected no longer has it

@@ -16,6 +16,7 @@ import argparse
 import hashlib
 import json
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -53,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="staging registry (default: the project's embedded loopback registry)",
     )
     p.add_argument("--builder", default="default", help="builder identity (part of the key)")
+    p.add_argument(
+        "--log",
+        default="",
+        metavar="PATH",
+        help="write BuildKit's log here (`~` is the user's home); default: a temporary file",
+    )
     p.add_argument("--docker", default=os.environ.get("DOCKER", "docker"), help="docker CLI")
     return p
 
@@ -195,6 +202,38 @@ def buildx_command(
     return cmd
 
 
+def log_file(path: str) -> Path | None:
+    """``path`` with `~` as the account's home (not $HOME: actions run without it)."""
+    if not path:
+        return None
+    if path.startswith("~/"):
+        path = pwd.getpwuid(os.getuid()).pw_dir + path[1:]
+    log = Path(path)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    return log
+
+
+def hints(tail: list[str], spec: dict) -> list[str]:
+    """What to do about the failures we recognise in BuildKit's log."""
+    text = "\n".join(tail)
+    out = []
+    if "Cannot connect to the Docker daemon" in text or "docker.sock: connect" in text:
+        out.append(
+            f"no Docker engine answers at DOCKER_HOST={os.environ.get('DOCKER_HOST', '(unset)')}:"
+            " start one, or point DOCKER_HOST at a running engine before `bazel build`"
+            " (.bazelrc passes DOCKER_HOST and DOCKER_CONFIG to the image builds)"
+        )
+    upstream = spec.get("upstream") or ""
+    name = upstream.rsplit(":", 1)[0]
+    if "failed to resolve source metadata" in text and name and name in text:
+        out.append(
+            f"the upstream image {upstream} cannot be pulled from here: give a mirror that holds"
+            " it with --define UPSTREAM_IMAGE=<registry>/<path> (its tag is ROCM_VERSION), and"
+            ' see README "What runs where" for hosts that cannot build the real family'
+        )
+    return out
+
+
 def describe(spec: dict, args: argparse.Namespace) -> str:
     return (
         f"target {spec.get('target')}, arch {spec.get('arch') or 'noarch'},"
@@ -258,23 +297,20 @@ def run(args: argparse.Namespace) -> None:
         cmd = buildx_command(
             args, spec, ctx, parents, upstream, f"{staging.host}/{name}:{tag}", metadata_file
         )
-        log_path = Path(tmp) / "buildx.log"
+        log_path = log_file(args.log) or Path(tmp) / "buildx.log"
         env = dict(os.environ, SOURCE_DATE_EPOCH="0")
         with log_path.open("w") as log:
+            log.write(f"# {describe(spec, args)}\n# {' '.join(cmd)}\n")
+            log.flush()
             proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, check=False)
         if proc.returncode != 0:
             tail = log_path.read_text(errors="replace").splitlines()[-LOG_TAIL:]
-            hint = ""
-            if any("Cannot connect to the Docker daemon" in line for line in tail):
-                hint = (
-                    '\nstart the engine (eval "$(../shared/ci/container-services.sh start)")'
-                    " and build with --action_env=DOCKER_HOST --action_env=DOCKER_CONFIG"
-                )
+            where = f" (whole log: {log_path})" if args.log else ""
             raise BuildError(
                 f"image build failed: {describe(spec, args)} (docker buildx exit"
-                f" {proc.returncode}); last {len(tail)} lines of BuildKit's log:\n"
+                f" {proc.returncode}); last {len(tail)} lines of BuildKit's log{where}:\n"
                 + "\n".join(tail)
-                + hint
+                + "".join("\n" + h for h in hints(tail, spec))
             )
         digest = json.loads(metadata_file.read_text()).get("containerimage.digest")
     if not digest:
