@@ -190,9 +190,13 @@ def _bad_defines():
 ALL_ARCHS = "gfx90a,gfx942,gfx950,gfx1100,gfx1101,gfx1150,gfx1151,gfx1200,gfx1201"
 
 
-@check("real family analyses for all nine archs")
+@check("real family analyses for all nine archs; --define arch=all plans all nine")
 def _real_family():
     bazel("build", "--nobuild", "//images/...", f"--define=arch={ALL_ARCHS}")
+    # `all` is the same nine archs: the plan lists each of them
+    proc = bazel("run", "//images:pytorch.push.plan", "--define=arch=all")
+    archs = [ref.rsplit("-", 1)[-1] for ref in proc.stdout.split() if ":latest-" in ref]
+    assert archs == ALL_ARCHS.split(","), archs
 
 
 @check("//images:push_default.plan prints exactly tagconf's tags, building nothing")

@@ -35,7 +35,7 @@ def current_arch(ctx):
     return None if arch == NOARCH else arch
 
 def parse_arch_request(spec, known):
-    """Parse an `--define arch=` value (`A[,B...]`) against the known archs.
+    """Parse an `--define arch=` value (`A[,B...]` or `all`) against the known archs.
 
     Args:
       spec: str, e.g. "gfx950,gfx1201".
@@ -45,13 +45,15 @@ def parse_arch_request(spec, known):
       struct(archs = list[str] in the requested order without duplicates,
              error = str or None).
     """
+    if spec.strip() == "all":
+        return struct(archs = list(known), error = None)
     archs = []
     for arch in spec.split(","):
         arch = arch.strip()
         if arch not in known:
             return struct(
                 archs = [],
-                error = "--define arch=%s: unknown arch %r; known: %s" % (spec, arch, ", ".join(known)),
+                error = "--define arch=%s: unknown arch %r; known: %s (or all)" % (spec, arch, ", ".join(known)),
             )
         if arch not in archs:
             archs.append(arch)

@@ -113,10 +113,11 @@ def _arch_request_parsing_impl(ctx):
         ("one arch", "gfx950", ["gfx950"], None),
         ("two archs in the given order", "gfx1201,gfx950", ["gfx1201", "gfx950"], None),
         ("spaces and duplicates", "gfx950, gfx950 ,gfx942", ["gfx950", "gfx942"], None),
-        ("unknown arch", "gfx951", [], "--define arch=gfx951: unknown arch \"gfx951\"; known: gfx90a, gfx942, gfx950, gfx1201"),
-        ("unknown among known", "gfx950,gfx12O1", [], "--define arch=gfx950,gfx12O1: unknown arch \"gfx12O1\"; known: gfx90a, gfx942, gfx950, gfx1201"),
-        ("empty entry", "gfx950,", [], "--define arch=gfx950,: unknown arch \"\"; known: gfx90a, gfx942, gfx950, gfx1201"),
-        ("all is not an arch", "all", [], "--define arch=all: unknown arch \"all\"; known: gfx90a, gfx942, gfx950, gfx1201"),
+        ("unknown arch", "gfx951", [], "--define arch=gfx951: unknown arch \"gfx951\"; known: gfx90a, gfx942, gfx950, gfx1201 (or all)"),
+        ("unknown among known", "gfx950,gfx12O1", [], "--define arch=gfx950,gfx12O1: unknown arch \"gfx12O1\"; known: gfx90a, gfx942, gfx950, gfx1201 (or all)"),
+        ("empty entry", "gfx950,", [], "--define arch=gfx950,: unknown arch \"\"; known: gfx90a, gfx942, gfx950, gfx1201 (or all)"),
+        ("all is every known arch, in catalogue order", "all", _KNOWN, None),
+        ("all inside a list is not an arch", "gfx950,all", [], "--define arch=gfx950,all: unknown arch \"all\"; known: gfx90a, gfx942, gfx950, gfx1201 (or all)"),
     ]
     for desc, spec, archs, error in rows:
         got = parse_arch_request(spec, _KNOWN)

@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
-COMMANDS = ["tags", "groups", "group", "spec", "check", "generate"]
+from tools.tagconf import catalog as catalog_mod
+
+CATALOG = catalog_mod.load("images/catalog.toml")
+
+COMMANDS = ["tags", "archs", "targets", "groups", "group", "spec", "check", "generate"]
 
 
 def test_binary_prints_the_versioned_table(run_binary):
@@ -193,3 +197,33 @@ def test_spec_refuses_a_dirty_checkout_under_stamping(run, tmp_path):
     # an explicit --vcs-ref (from --define VCS_REF) is the user's decision
     ok = run("spec", "--target", "pytorch", "--status-file", str(status), "--vcs-ref", "1a2b3c4")
     assert ok.code == 0, ok.err
+
+
+def test_archs_lists_every_arch_and_marks_the_default(run):
+    result = run("archs")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    # should list the catalogue's archs in order, the default marked
+    assert [line.split()[0] for line in lines] == list(CATALOG.archs)
+    assert [line for line in lines if line.endswith("(default)")] == [
+        f"{CATALOG.default_arch} (default)"
+    ]
+
+
+def test_targets_lists_repository_arch_template_and_parents(run):
+    import json
+
+    result = run("targets")
+    assert result.code == 0, result.err
+    rows = {line.split()[0]: line for line in result.out.splitlines()}
+    assert list(rows) == list(CATALOG.target_names)
+    # should tell the shared repository and the arch-free targets apart
+    assert rows["pytorch-test"].split()[1:3] == ["pytorch", "arch"]
+    assert rows["triton-wheel"].split()[2] == "noarch"
+    assert rows["pytorch-base"].endswith("parents: rocm-runtime")
+    data = json.loads(run("targets", "--json").out)
+    assert {d["name"]: d["parents"] for d in data}["pytorch"] == [
+        "pytorch-base",
+        "pytorch-src",
+        "triton-wheel",
+    ]

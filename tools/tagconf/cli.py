@@ -129,6 +129,19 @@ def build_parser() -> argparse.ArgumentParser:
     tags.add_argument("--json", action="store_true", help="print JSON instead")
 
     sub.add_parser(
+        "archs",
+        help="list the GPU architectures (the default one marked)",
+        description="Print every architecture of the catalogue, one a line, the default"
+        " marked `(default)`; `--define arch=` and `--arch` take these, a comma list, or all.",
+    )
+    targets = sub.add_parser(
+        "targets",
+        help="list the targets: repository, arch or noarch, tag template, parents",
+        description="Print one line per catalogue target: name, repository, arch|noarch,"
+        " versioned tag template and parents, in catalogue (publishing) order.",
+    )
+    targets.add_argument("--json", action="store_true", help="print JSON instead")
+    sub.add_parser(
         "groups",
         help="list each group and its members",
         description="Print 'group: member member ...' for each group.",
@@ -268,6 +281,40 @@ def _cmd_spec(args: argparse.Namespace, out) -> int:
     return 0
 
 
+def _cmd_archs(args: argparse.Namespace, out) -> int:
+    catalog = _load(args)
+    for arch in catalog.archs:
+        out.write(f"{arch} (default)\n" if arch == catalog.default_arch else f"{arch}\n")
+    return 0
+
+
+def _cmd_targets(args: argparse.Namespace, out) -> int:
+    catalog = _load(args)
+    rows = [
+        {
+            "name": t.name,
+            "repository": t.repository,
+            "arch": t.arch,
+            "tag": t.tag,
+            "parents": list(t.parents),
+        }
+        for t in catalog.targets
+    ]
+    if args.json:
+        json.dump(rows, out, indent=2)
+        out.write("\n")
+        return 0
+    width = max(len(t.name) for t in catalog.targets)
+    rwidth = max(len(t.repository) for t in catalog.targets)
+    for r in rows:
+        parents = ", ".join(r["parents"]) or "-"
+        out.write(
+            f"{r['name']:{width}}  {r['repository']:{rwidth}}  {'arch' if r['arch'] else 'noarch':6}"
+            f"  {r['tag']}  parents: {parents}\n"
+        )
+    return 0
+
+
 def _cmd_groups(args: argparse.Namespace, out) -> int:
     catalog = _load(args)
     for name in catalog.groups:
@@ -326,6 +373,8 @@ def _cmd_generate(args: argparse.Namespace, out) -> int:
 COMMANDS = {
     "tags": _cmd_tags,
     "spec": _cmd_spec,
+    "archs": _cmd_archs,
+    "targets": _cmd_targets,
     "groups": _cmd_groups,
     "group": _cmd_group,
     "check": _cmd_check,
