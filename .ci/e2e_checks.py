@@ -14,7 +14,8 @@ A test cannot run the Bazel that runs it, so these run after
   exactly tagconf's tags, and `--config=release` adds the -g<sha> tags;
 - `--define cache_registry` exports BuildKit's cache where prune-cache finds it;
 - after `bazel clean` and `docker buildx prune -af` the rebuild gives the
-  same manifest digests (reproducible builds).
+  same manifest digests (reproducible builds); it prunes only the engine
+  .ci/run started, never the one a build host works with.
 
 Prints `PASS: ...`/`FAIL: ...` per check, then `e2e checks: N passed, M failed`.
 """
@@ -262,6 +263,14 @@ def _cache_registry():
 @check("clean rebuild gives byte-identical digests")
 def _reproducible():
     assert BEFORE, "first build did not run"
+    own = f"unix://{os.environ.get('ROCM_CI_SERVICES_DIR', '')}/docker.sock"
+    if os.environ.get("DOCKER_HOST") != own:
+        # never wipe an engine CI did not start: on a build host that is hours
+        # of BuildKit and ccache caches
+        raise AssertionError(
+            f"refusing to prune DOCKER_HOST={os.environ.get('DOCKER_HOST')}: not the engine"
+            " .ci/run started (container-services.sh); run this check through .ci/run"
+        )
     bazel("clean")
     subprocess.run(["docker", "buildx", "prune", "-af"], capture_output=True, check=True)
     bazel("build", FAMILY, f"--define=arch={ARCHS}")
