@@ -227,3 +227,21 @@ def test_targets_lists_repository_arch_template_and_parents(run):
         "pytorch-src",
         "triton-wheel",
     ]
+
+
+def test_build_spec_labels_carry_the_values_of_the_tag_template(run):
+    import json
+
+    spec = json.loads(
+        run("spec", "--target", "triton-wheel", "--set", "TRITON_VERSION=3.9.0-rc1").out
+    )
+    labels = spec["labels"]
+    # should label each value the versioned tag is made of, so tools never parse tags back
+    assert labels["org.opencontainers.image.version"] == "3.9.0-rc1-10.1.0-full"
+    assert labels["org.rocm-pytorch.image.triton-version"] == "3.9.0-rc1"
+    assert labels["org.rocm-pytorch.image.rocm-version"] == "10.1.0-full"
+    # and only those: a value the tag does not use must not change the image
+    assert "org.rocm-pytorch.image.pytorch-version" not in labels
+    base = json.loads(run("spec", "--target", "pytorch-base", "--arch", "gfx950").out)["labels"]
+    assert base["org.rocm-pytorch.image.python-version"] == "3.14"
+    assert base["org.rocm-pytorch.image.rocm-version"] == "10.1.0-full"

@@ -57,6 +57,20 @@ def test_identify_reads_the_descriptor_and_rocm_from_the_version_label():
     )
 
 
+def test_identify_takes_rocm_from_its_own_label_not_from_an_ambiguous_tag():
+    # TRITON_VERSION=3.9.0-rc1: the tag 3.9.0-rc1-10.1.0-full parses as ROCm rc1-10.1.0-full
+    labels = {
+        TARGET: "triton-wheel",
+        ARCH: "noarch",
+        VERSION: "3.9.0-rc1-10.1.0-full",
+        "org.rocm-pytorch.image.rocm-version": "10.1.0-full",
+    }
+    got = ident(labels=labels, pulled=("triton-wheel", "3.9.0-rc1-10.1.0-full"))
+    assert (got.target, got.arch, got.rocm_version) == ("triton-wheel", None, "10.1.0-full")
+    # and so it mixes with the arch images of ROCm 10.1.0-full
+    run_check([*(i for i in family() if i.target != "triton-wheel"), got])
+
+
 def test_identify_reads_labels_and_noarch_means_arch_free():
     got = ident(labels={TARGET: "triton-wheel", ARCH: "noarch", VERSION: "3.9.0-10.2.0"})
     assert (got.target, got.arch, got.rocm_version) == ("triton-wheel", None, "10.2.0")

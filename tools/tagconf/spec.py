@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tools.tagconf.model import VCS_REF_KEY, Catalog, Target
+from string import Template
+
+from tools.tagconf.model import ARCH_VAR, VCS_REF_KEY, Catalog, Target
 from tools.tagconf.tags import render_tags
 
 # Build arg that carries the GPU architecture to the Dockerfiles.
@@ -33,6 +35,20 @@ def cache_ref(cache_registry: str, target: Target, arch: str | None, versioned: 
     """
     registry = cache_registry.rstrip("/")
     return f"{registry}/{target.repository}-cache:{cache_group(target.stage, arch)}_{versioned}"
+
+
+def template_keys(target: Target) -> list[str]:
+    """The catalogue keys ``target``'s versioned tag is made of (ARCH aside)."""
+    return sorted(set(Template(target.tag).get_identifiers()) - {ARCH_VAR})
+
+
+def value_label(key: str) -> str:
+    """The label that carries catalogue value ``key``: ROCM_VERSION -> ...image.rocm-version.
+
+    Tools read versions from these labels, never back out of a tag: a tag is
+    ambiguous once a value holds a `-` (TRITON_VERSION=3.9.0-rc1).
+    """
+    return f"{LABEL_PREFIX}.{key.lower().replace('_', '-')}"
 
 
 def cache_group(stage: str, arch: str | None) -> str:
@@ -65,6 +81,8 @@ def build_spec(
         f"{LABEL_PREFIX}.target": target.name,
         f"{LABEL_PREFIX}.arch": tags.arch or NOARCH,
     }
+    for key in template_keys(target):
+        labels[value_label(key)] = values[key]
     if catalog.source:
         labels["org.opencontainers.image.source"] = catalog.source
     return {

@@ -2,9 +2,9 @@
 
 The identity comes from the build's descriptor (``<name>.json``: target,
 arch, repository), the image's own labels, or the tag it was pulled by, in
-that order; the ROCm version is parsed back from a versioned tag (the
-``org.opencontainers.image.version`` label, or the tag pulled by) by
-tagconf's ``parse_tag``, never by hand.
+that order. The ROCm version is the image's ``org.rocm-pytorch.image.rocm-version``
+label (tagconf's ``value_label``); only images built before that label
+existed have it parsed back from a versioned tag by tagconf's ``parse_tag``.
 """
 
 from __future__ import annotations
@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import BinaryIO
 
 from tools.tagconf.model import Catalog
+from tools.tagconf.spec import value_label
 from tools.tagconf.tags import parse_tag
 from tools.wheelhouse.errors import WheelhouseError
 
 LABEL_TARGET = "org.rocm-pytorch.image.target"
 LABEL_ARCH = "org.rocm-pytorch.image.arch"
 LABEL_VERSION = "org.opencontainers.image.version"
+LABEL_ROCM = value_label("ROCM_VERSION")
 NOARCH = "noarch"
 ROCM_KEY = "ROCM_VERSION"
 
@@ -98,8 +100,11 @@ def identify(
         or (pulled[0] if pulled else None)
         or next((t.repository for t in catalog.targets if t.name == target), target)
     )
-    versioned = [labels.get(LABEL_VERSION), pulled[1] if pulled else None]
-    rocm = None
+    # the image's own label first: a tag cannot be parsed back reliably once
+    # a value holds a `-` (TRITON_VERSION=3.9.0-rc1); images built before the
+    # label existed fall back to parsing their tags
+    rocm = labels.get(LABEL_ROCM)
+    versioned = [] if rocm else [labels.get(LABEL_VERSION), pulled[1] if pulled else None]
     for tag in versioned:
         if not tag:
             continue
