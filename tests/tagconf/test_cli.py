@@ -42,17 +42,14 @@ def test_every_command_has_help(run_binary, command):
     assert result.out.startswith(f"usage: tagconf {command}")
 
 
-def test_generated_file_in_the_tree_is_fresh(run):
-    result = run("check", "--output", "images/targets.bzl")
-    assert result.code == 0, result.err
-    assert "is up to date" in result.out
-
-
+# (whether the checked-in images/targets.bzl is fresh is //tests/generated's
+# one job; these test the commands themselves)
 def test_generate_then_check_round_trip(run, tmp_path):
     out = tmp_path / "targets.bzl"
     assert run("generate", "--output", str(out)).code == 0
-    assert out.read_text() == Path("images/targets.bzl").read_text()
-    assert run("check", "--output", str(out)).code == 0
+    result = run("check", "--output", str(out))
+    assert result.code == 0, result.err
+    assert "is up to date" in result.out
 
 
 def test_check_fails_with_diff_and_the_update_command(run, tmp_path):

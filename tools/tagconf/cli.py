@@ -308,8 +308,9 @@ def _cmd_targets(args: argparse.Namespace, out) -> int:
     rwidth = max(len(t.repository) for t in catalog.targets)
     for r in rows:
         parents = ", ".join(r["parents"]) or "-"
+        kind = "arch" if r["arch"] else "noarch"
         out.write(
-            f"{r['name']:{width}}  {r['repository']:{rwidth}}  {'arch' if r['arch'] else 'noarch':6}"
+            f"{r['name']:{width}}  {r['repository']:{rwidth}}  {kind:6}"
             f"  {r['tag']}  parents: {parents}\n"
         )
     return 0

@@ -7,7 +7,6 @@ and the push tool read the result and derive nothing themselves.
 from __future__ import annotations
 
 from collections.abc import Mapping
-
 from string import Template
 
 from tools.tagconf.model import ARCH_VAR, VCS_REF_KEY, Catalog, Target
