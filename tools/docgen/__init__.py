@@ -1,0 +1,1 @@
+"""Markdown API docs from Bazel's `starlark_doc_extract` output (docs/rules.md)."""
