@@ -29,6 +29,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -44,13 +45,14 @@ def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, check=True, **kw)
 
 
-def build() -> tuple[Path, list[dict]]:
-    """Build the push target; return its launcher and the images (staging ref, tags)."""
+def build() -> tuple[Path, Path, list[dict]]:
+    """Build the push target; return its runfiles dir, plan and images (staging ref, tags)."""
     sh(["bazel", "build", TARGET], cwd=ROOT)
     bin_dir = Path(sh(["bazel", "info", "bazel-bin"], cwd=ROOT).stdout.strip())
     launcher = bin_dir / "tests/e2e/push_default_e2e_archs.sh"
     runfiles = Path(f"{launcher}.runfiles/_main")
-    plan = json.loads((bin_dir / "tests/e2e/push_default_e2e_archs.json").read_text())
+    plan_path = bin_dir / "tests/e2e/push_default_e2e_archs.json"
+    plan = json.loads(plan_path.read_text())
     images = []
     for entry in plan["images"]:
         spec = json.loads((runfiles / entry["spec"]).read_text())
@@ -58,13 +60,41 @@ def build() -> tuple[Path, list[dict]]:
         source = f"{d['staging']['registry'].split('/', 1)[0]}/{d['staging']['name']}"
         tags = [t for t in spec["tags"].values() if t]
         images.append(
-            {"source": f"{source}@{d['digest']}", "repo": spec["repository"], "tags": tags}
+            {
+                "source": f"{source}@{d['digest']}",
+                "repo": spec["repository"],
+                "tags": tags,
+                "entry": {
+                    k: str(runfiles / v) if k in ("spec", "descriptor") else v
+                    for k, v in entry.items()
+                },
+            }
         )
-    return launcher, images
+    return runfiles, plan_path, images
 
 
-def ours(launcher: Path, target: str) -> None:
-    sh([str(launcher), "--registry", target])
+def ours(runfiles: Path, plan: Path, target: str) -> None:
+    # what the push target's launcher runs (the launcher itself needs Bazel's
+    # runfiles library, which an offline Debian Bazel keeps inside its tree)
+    sh(
+        [
+            str(runfiles / "tools/registry/registry"),
+            "push",
+            "--plan",
+            str(plan),
+            "--registry",
+            target,
+        ],
+        cwd=runfiles,
+    )
+
+
+def one_image_plan(images: list[dict]) -> tuple[Path, list[dict]]:
+    """A plan of the first image alone (for the one-image no-op ratio)."""
+    one = images[:1]
+    plan = Path(tempfile.mkdtemp(prefix="bench-push-")) / "one.json"
+    plan.write_text(json.dumps({"images": [one[0]["entry"]]}))
+    return plan, one
 
 
 def crane(images: list[dict], target: str) -> None:
@@ -135,7 +165,8 @@ def main() -> int:
             tools.append(tool)
         else:
             print(f"bench: {tool} not on PATH; skipping it", file=sys.stderr)
-    launcher, images = build()
+    runfiles, plan, images = build()
+    one_plan, one = one_image_plan(images)
     n = len(images)
     n_tags = sum(len(i["tags"]) for i in images)
     print(f"{n} images, {n_tags} tags, from staging")
@@ -143,12 +174,19 @@ def main() -> int:
     results = []
     try:
         runners = {
-            "ours": lambda ns: ours(launcher, ns),
+            "ours": lambda ns: ours(runfiles, plan, ns),
             "crane": lambda ns: crane(images, ns),
             "skopeo": lambda ns: skopeo(images, ns),
         }
         for name in tools:
             results.append(measure(name, runners[name], proxy, args.rounds, n))
+        single = {
+            "ours": measure(
+                "ours-1", lambda ns: ours(runfiles, one_plan, ns), proxy, args.rounds, 1
+            ),
+        }
+        if "crane" in tools:
+            single["crane"] = measure("crane-1", lambda ns: crane(one, ns), proxy, args.rounds, 1)
     finally:
         proxy.stop()
     base = next((r for r in results if r["tool"] == "crane"), results[0])
@@ -164,6 +202,12 @@ def main() -> int:
             f" {r['noop_writes']:12d}"
         )
     print(f"goal: no-op <= 1.5x crane, <= {1 + n_tags / n:.0f} requests per image (1 + tags)")
+    if "crane" in single:
+        o, c = single["ours"]["noop_s"], single["crane"]["noop_s"]
+        print(
+            f"one image ({one[0]['repo']}, {len(one[0]['tags'])} tags) no-op: ours {o:.2f} s,"
+            f" crane {c:.2f} s, ratio {o / c:.2f}x (goal <= 1.5x)"
+        )
     return 0
 
 

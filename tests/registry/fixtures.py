@@ -35,7 +35,14 @@ def free_port() -> int:
 class Registry:
     """A docker-registry process on 127.0.0.1; stop() ends it."""
 
-    def __init__(self, root: Path, *, users: dict[str, str] | None = None, tls: bool = False):
+    def __init__(
+        self,
+        root: Path,
+        *,
+        users: dict[str, str] | None = None,
+        tls: bool = False,
+        token: dict[str, str] | None = None,
+    ):
         self.root = root
         self.port = free_port()
         self.host = f"127.0.0.1:{self.port}"
@@ -57,6 +64,8 @@ class Registry:
             htpasswd = root / "htpasswd"
             htpasswd.write_text("".join(f"{u}:{bcrypt_hash(p)}\n" for u, p in users.items()))
             lines += ["auth:", "  htpasswd:", "    realm: test", f"    path: {htpasswd}"]
+        if token:  # realm, service, issuer, rootcertbundle: a token server's
+            lines += ["auth:", "  token:", *(f"    {k}: {v}" for k, v in token.items())]
         config = root / "config.yml"
         config.write_text("\n".join(lines) + "\n")
         self.log = (root / "registry.log").open("w")
@@ -188,10 +197,11 @@ class Fault:
 
     method: str
     path: str  # regex searched in the request path
-    kind: str  # "503" | "429" | "reset" | "slow"
+    kind: str  # an HTTP status ("503", "429", "500", ...) | "reset" | "slow"
     count: int = 1
     delay: float = 0.0
     hits: int = 0
+    body: bytes = b""  # of a status answer
 
     def matches(self, method: str, path: str) -> bool:
         return self.method == method and re.search(self.path, path) is not None
@@ -204,6 +214,7 @@ class FaultProxy:
     upstream: str
     faults: list[Fault] = field(default_factory=list)
     requests: list[tuple[str, str, int]] = field(default_factory=list)
+    drop_headers: tuple[str, ...] = ()  # lower-case names left out of every answer
 
     def __post_init__(self) -> None:
         proxy = self
@@ -233,14 +244,17 @@ class FaultProxy:
                         self.connection.shutdown(socket.SHUT_RDWR)
                         self.close_connection = True
                         return
-                    if fault.kind in ("503", "429"):
+                    if fault.kind.isdigit():
                         self.rfile.read(length)
                         proxy.requests.append((self.command, self.path, int(fault.kind)))
                         self.send_response(int(fault.kind))
                         if fault.kind == "429":
                             self.send_header("Retry-After", "0")
-                        self.send_header("Content-Length", "0")
+                        if fault.body:
+                            self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(fault.body)))
                         self.end_headers()
+                        self.wfile.write(fault.body)
                         return
                     if fault.kind == "slow":
                         time.sleep(fault.delay)
@@ -254,7 +268,13 @@ class FaultProxy:
                 proxy.requests.append((self.command, self.path, r.status))
                 self.send_response(r.status)
                 for k, v in r.getheaders():
-                    if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                    skip = (
+                        "transfer-encoding",
+                        "connection",
+                        "content-length",
+                        *proxy.drop_headers,
+                    )
+                    if k.lower() not in skip:
                         self.send_header(k, v)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()

@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import os
+import socket
 import subprocess
 import tarfile
 import threading
@@ -263,3 +264,40 @@ def refuse_mounts(proxy: FaultProxy) -> list[str]:
 
     handler.do_POST = do_post
     return seen
+
+
+class ResetAt:
+    """Counts the blob upload bytes a FaultProxy reads; drops the connection once past ``at``.
+
+    The upload request that would carry the total past ``at`` is read up to
+    ``at`` and never forwarded (like a load balancer that buffers request
+    bodies): the registry keeps the offset of the last request it answered.
+    """
+
+    def __init__(self, proxy: FaultProxy, at: int, methods=("PATCH", "PUT")) -> None:
+        self.at = at
+        self.received = 0
+        self.fired = False
+        handler = proxy.server.RequestHandlerClass
+        for method in methods:
+            setattr(handler, f"do_{method}", self._wrap(getattr(handler, f"do_{method}")))
+
+    def _wrap(self, forward):
+        def handle(h) -> None:
+            if "/blobs/uploads/" not in h.path:
+                return forward(h)
+            length = int(h.headers.get("Content-Length") or 0)
+            if not self.fired and self.received + length > self.at:
+                while self.received < self.at:
+                    data = h.rfile.read(min(self.at - self.received, 1 << 20))
+                    if not data:  # the client gave up first: the next request gets the reset
+                        break
+                    self.received += len(data)
+                self.fired = self.received == self.at
+                h.connection.shutdown(socket.SHUT_RDWR)
+                h.close_connection = True
+                return
+            self.received += length
+            forward(h)
+
+        return handle

@@ -120,3 +120,51 @@ def test_a_credential_helper_only_matters_when_the_registry_asks(tmp_path, monke
     with pytest.raises(RegistryError, match=r"401 unauthorized.*docker-credential-desktop"):
         client.check(httpx.Response(401), "HEAD x", (200,))
     client.close()
+
+
+@pytest.mark.parametrize("auth", ["not base64!", base64.b64encode(b"no-colon").decode()])
+def test_an_auth_that_is_not_base64_user_password_names_file_and_registry(tmp_path, auth):
+    config = write_config(tmp_path, {"auths": {"reg.example": {"auth": auth}}})
+    with pytest.raises(RegistryError) as e:
+        credentials_for("reg.example", config)
+    assert str(e.value) == (
+        f'{config}: the auth of reg.example is not base64 of "user:password";'
+        " run `docker login reg.example` again"
+    )
+
+
+def test_redact_hides_userinfo_tokens_and_authorization():
+    from tools.registry.errors import RegistryError, redact
+
+    text = (
+        "GET https://alice:pw1@reg.example/v2/x?n=1&token=tk2 and"
+        " http://bob@r/v2/?access_token=tk3&X-Amz-Signature=sig4;"
+        " Authorization: Basic YWxpY2U6cHc= / Bearer eyJhbGciOi.eyJzdWIi.c2ln"
+    )
+    out = redact(text)
+    for secret in ("alice", "pw1", "tk2", "bob", "tk3", "sig4", "YWxpY2U6cHc", "eyJhbGciOi"):
+        assert secret not in out, out
+    assert "https://***@reg.example/v2/x?n=1&token=***" in out
+    # every RegistryError prints redacted, whoever prints it
+    assert str(RegistryError(text)) == out
+
+
+def test_a_name_that_does_not_resolve_fails_at_once(monkeypatch):
+    import socket
+
+    from tools.registry.client import RegistryClient
+    from tools.registry.errors import Unreachable
+
+    def getaddrinfo(host, *args, **kwargs):
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    client = RegistryClient("registry.invalid:5000", retries=5, backoff=0.01)
+    with pytest.raises(Unreachable) as e:
+        client.manifest_digest("ns/x", "latest")
+    client.close()
+    assert client.stats.retries == 0
+    assert str(e.value) == (
+        "HEAD https://registry.invalid:5000/v2/ns/x/manifests/latest: cannot resolve"
+        " registry.invalid (Name or service not known); check the registry host name"
+    )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 from tests.registry.conftest import (
     NAMESPACE,
     expected_default_refs,
@@ -9,6 +12,7 @@ from tests.registry.conftest import (
     push_default,
     push_one,
     registry_tool,
+    run,
     write_plan,
 )
 
@@ -104,6 +108,22 @@ def test_plan_binary_prints_the_refs_without_images(tmp_path):
         "r.example:5000/ns/triton-wheel:latest",
         "r.example:5000/ns/triton-wheel:3.9.0-10.1.0-full-g0123abc",
     ]
+
+
+def test_plan_target_passes_its_arguments_through():
+    # `bazel run //images:push_default.plan -- --json --registry ...`
+    result = run([os.environ["PLAN_DEFAULT_BIN"], "--json", "--registry", "r.example/ns"])
+    assert result.code == 0, result.err
+    images = json.loads(result.out)["images"]
+    assert images[0] == {
+        "target": "rocm-runtime",
+        "arch": "gfx950",
+        "refs": [
+            "r.example/ns/rocm-runtime:10.1.0-full-gfx950",
+            "r.example/ns/rocm-runtime:latest-gfx950",
+        ],
+        "immutable": None,
+    }
 
 
 def test_tags_lists_digest_target_and_arch(registry):

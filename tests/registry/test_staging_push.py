@@ -8,6 +8,7 @@ the push tool asks of each.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tracemalloc
 
@@ -212,10 +213,11 @@ def test_content_staging_lost_fails_in_one_line_naming_image_and_fix(
     assert target.all_refs() == {}
     if what == "manifest":
         assert proxy.writes() == []
-    # a dry run says the same
+    # a dry run says the same, and writes nothing
+    writes = len(proxy.writes())
     dry = push(write_plan(tmp_path, images), f"{proxy.host}/{NAMESPACE}", "--dry-run", env=env)
-    if what == "manifest":
-        assert (dry.code, error_lines(dry.err)) == (1, error_lines(result.err))
+    assert (dry.code, error_lines(dry.err)) == (1, error_lines(result.err))
+    assert len(proxy.writes()) == writes
 
 
 @pytest.mark.parametrize("jobs,peak", [("4", 4), ("1", 1)])
@@ -322,3 +324,144 @@ def test_an_embedded_staging_registry_is_started_and_read_where_it_now_listens(
     # should start (or find) the embedded registry once, and read from where it listens
     assert calls == [None]
     assert len(target.all_refs()) == 4
+
+
+def test_dry_run_refuses_what_the_push_would_refuse(tmp_path, env, registries, proxy_for):
+    staging, target = registries("staging"), registries("target")
+    images = family(staging.host, tmp_path / "images", vcs_ref="1234567")
+    proxy = proxy_for(target)
+    assert push(write_plan(tmp_path, images), f"{proxy.host}/{NAMESPACE}", env=env).code == 0
+    published = target.all_refs()
+    # another build of the same commit: other digests under the same immutable tags
+    other = family(staging.host, tmp_path / "other", vcs_ref="1234567")
+    plan = write_plan(tmp_path, other)
+    proxy.requests.clear()
+    dry = push(plan, f"{proxy.host}/{NAMESPACE}", "--dry-run", env=env)
+    real = push(plan, f"{proxy.host}/{NAMESPACE}", env=env)
+    # should refuse in both, with the same one line naming each tag and both digests
+    assert (real.code, dry.code) == (1, 1), dry.err
+    assert len(error_lines(real.err)) == 1
+    assert error_lines(dry.err) == error_lines(real.err)
+    for old, new in zip(images, other, strict=True):
+        assert old.descriptor.digest in real.err and new.descriptor.digest in real.err
+    assert "immutable tags never move; nothing was pushed" in real.err
+    # ... and write nothing
+    assert proxy.writes() == []
+    assert target.all_refs() == published
+
+
+def test_a_second_push_says_up_to_date_and_counts_apart(tmp_path, env, registries, proxy_for):
+    staging, target = registries("staging"), registries("target")
+    images = family(staging.host, tmp_path / "images", vcs_ref="1234567")
+    proxy = proxy_for(target)
+    first = push(write_plan(tmp_path, images), f"{proxy.host}/{NAMESPACE}", env=env)
+    assert first.code == 0, first.err
+    want = sorted(f"{proxy.host}/{r}" for r in refs(images, NAMESPACE))
+    assert sorted(first.out.splitlines()) == [f"pushed {r}" for r in want]
+    assert "2/2 images pushed, 0 up to date; 6 refs written, 0 up to date;" in first.err
+    # should say `up to date` for every ref the second push finds on its digest
+    again = push(write_plan(tmp_path, images), f"{proxy.host}/{NAMESPACE}", env=env)
+    assert again.code == 0, again.err
+    assert sorted(again.out.splitlines()) == [f"up to date {r}" for r in want]
+    assert "0/2 images pushed, 2 up to date; 0 refs written, 6 up to date;" in again.err
+    # the same images from a new commit: only the new immutable tags are written
+    newer = [
+        dataclasses.replace(i, spec=respec(i, tmp_path / "newer", vcs_ref="7654321"))
+        for i in images
+    ]
+    third = push(write_plan(tmp_path, newer), f"{proxy.host}/{NAMESPACE}", env=env)
+    assert third.code == 0, third.err
+    lines = third.out.splitlines()
+    assert sorted(line for line in lines if line.startswith("pushed ")) == sorted(
+        f"pushed {proxy.host}/{r}" for r in refs(newer, NAMESPACE) if r.endswith("-g7654321")
+    )
+    assert len([line for line in lines if line.startswith("up to date ")]) == 4
+    assert "2/2 images pushed, 0 up to date; 2 refs written, 4 up to date;" in third.err
+
+
+def respec(image, tmp, vcs_ref: str):
+    """``image``'s spec rendered for another VCS_REF (same image, new immutable tag)."""
+    from tests.registry.staging_images import CATALOG
+    from tools.tagconf.spec import image_spec
+    from tools.tagconf.tags import resolve_values
+
+    spec = image_spec(
+        CATALOG,
+        CATALOG.target(image.target),
+        image.arch,
+        resolve_values(CATALOG, vcs_ref=vcs_ref),
+        NAMESPACE,
+    )
+    tmp.mkdir(exist_ok=True)
+    path = tmp / image.spec.name
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def test_push_json_is_one_document_with_each_refs_digest_and_action(
+    tmp_path, env, registries, proxy_for
+):
+    staging, target = registries("staging"), registries("target")
+    images = family(staging.host, tmp_path / "images", vcs_ref="1234567")
+    plan = write_plan(tmp_path, images)
+    proxy = proxy_for(target)
+    result = push(plan, f"{proxy.host}/{NAMESPACE}", "--json", env=env)
+    assert result.code == 0, result.err
+    # stdout holds the one document; progress and `pushed` lines go to stderr
+    doc = json.loads(result.out)
+    assert "[1/2]" in result.err and f"pushed {proxy.host}/" in result.err
+    digest = {f"{proxy.host}/{r}": d for r, d in refs(images, NAMESPACE).items()}
+    assert sorted(r["ref"] for r in doc["refs"]) == sorted(digest)
+    for r in doc["refs"]:
+        assert r["digest"] == digest[r["ref"]]
+        assert r["action"] == "uploaded"  # each image had blob bytes copied
+    assert (doc["ok"], doc["error"]) == (True, None)
+    assert doc["totals"] == {
+        "images": 2,
+        "images_pushed": 2,
+        "images_up_to_date": 0,
+        "refs_written": 6,
+        "refs_up_to_date": 0,
+        "refs_refused": 0,
+        "uploaded_blobs": 6,
+        "uploaded_bytes": doc["totals"]["uploaded_bytes"],
+        "mounted_blobs": 3,
+        "requests": doc["totals"]["requests"],
+        "retries": 0,
+    }
+    # a second push: up to date
+    again = json.loads(push(plan, f"{proxy.host}/{NAMESPACE}", "--json", env=env).out)
+    assert {r["action"] for r in again["refs"]} == {"up to date"}
+    assert again["totals"]["refs_up_to_date"] == 6
+    # same host: every blob mounted from staging
+    same = push(plan, f"{staging.host}/{NAMESPACE}", "--json", env=env)
+    assert {r["action"] for r in json.loads(same.out)["refs"]} == {"mounted"}, same.err
+    # another build under the same immutable tags: refused, exit 1, still one document
+    other = family(staging.host, tmp_path / "other", vcs_ref="1234567")
+    refused = push(write_plan(tmp_path, other), f"{proxy.host}/{NAMESPACE}", "--json", env=env)
+    assert refused.code == 1
+    doc = json.loads(refused.out)
+    assert doc["ok"] is False and "immutable tags never move" in doc["error"]
+    assert {r["action"] for r in doc["refs"]} == {"refused"}
+    assert doc["totals"]["refs_refused"] == 6
+    assert error_lines(refused.err) == [f"registry: error: {doc['error']}"]
+
+
+def test_plan_json_lists_target_arch_refs_and_immutable(tmp_path, env, registries):
+    staging = registries("staging")
+    images = family(staging.host, tmp_path / "images", vcs_ref="1234567")
+    plan = write_plan(tmp_path, images, descriptors=False)
+    result = registry_tool("plan", "--plan", str(plan), "--registry", "r.example/ns", "--json")
+    assert result.code == 0, result.err
+    doc = json.loads(result.out)
+    base = "r.example/ns/base:10.1.0-full-3.14-gfx950"
+    assert [i["target"] for i in doc["images"]] == ["rocm-runtime", "pytorch-base"]
+    assert doc["images"][1] == {
+        "target": "pytorch-base",
+        "arch": "gfx950",
+        "refs": doc["images"][1]["refs"],
+        "immutable": f"{base}-g1234567",
+    }
+    assert doc["images"][1]["refs"][0] == base
+    assert doc["images"][1]["refs"][-1] == f"{base}-g1234567"
+    assert len(doc["images"][1]["refs"]) == 3

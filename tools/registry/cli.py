@@ -8,20 +8,29 @@ targets `load`, `.layout` targets `layout`.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from tools.registry import listing, materialize, prune
-from tools.registry.client import RegistryClient, split_registry
-from tools.registry.errors import RegistryError
+from tools.registry.client import LIMITS, MiB, RegistryClient, split_registry
+from tools.registry.errors import NotFound, RegistryError, redact
 from tools.registry.plan import PlannedImage, load_plans, planned_image
-from tools.registry.push import Pusher, PushOptions, human
+from tools.registry.push import Interrupted, Pusher, PushOptions, PushResult, human
 from tools.registry.staged import Clients
-from tools.staging.cli import user_path
-from tools.tagconf import catalog as catalog_mod
 
 CATALOG = Path("images/catalog.toml")
+TAG_FIELDS = ("tag", "digest", "target", "arch", "kind")
+
+
+def user_path(text: str) -> Path:
+    """A path the user typed: under `bazel run`, relative to where they typed it."""
+    path = Path(text)
+    base = os.environ.get("BUILD_WORKING_DIRECTORY")
+    return Path(base) / path if base and not path.is_absolute() else path
 
 
 def _connection_args(p: argparse.ArgumentParser) -> None:
@@ -36,6 +45,21 @@ def _connection_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retries", type=int, default=5, help="retries per request (default 5)")
     p.add_argument(
         "--backoff", type=float, default=0.5, help="first retry delay in seconds (doubles)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=LIMITS.timeout,
+        help="give up on a request (an upload: on a chunk) still failing or unanswered after"
+        f" SECONDS, its retries included (default {LIMITS.timeout:g})",
+    )
+    p.add_argument(
+        "--chunk-size",
+        type=int,
+        default=LIMITS.chunk_size // MiB,
+        metavar="MIB",
+        help="push blobs bigger than this in chunks of this size, each resumable"
+        f" (default {LIMITS.chunk_size // MiB})",
     )
 
 
@@ -68,7 +92,18 @@ def build_parser() -> argparse.ArgumentParser:
         " tags; parents first; immutable tags checked before anything is written.",
     )
     _plan_args(push)
-    push.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
+    push.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what each ref would get and every refusal the push would make; write nothing",
+    )
+    push.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document at the end (progress stays on stderr): each ref with its"
+        " digest and action (uploaded, mounted, up to date, or refused: not written, see"
+        " error), and totals",
+    )
     _jobs_arg(push)
     _connection_args(push)
 
@@ -102,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
         " Reads only tagconf's specs: no image is built.",
     )
     _plan_args(plan)
+    plan.add_argument(
+        "--json", action="store_true", help="one JSON document: target, arch, refs, immutable"
+    )
 
     tags = sub.add_parser(
         "tags",
@@ -109,8 +147,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="List the published tags of REPO (paginated), each with its digest and"
         " the target, arch and kind tagconf parses back from it.",
     )
-    tags.add_argument("repo", help="repository path, e.g. rocm-pytorch/pytorch")
-    tags.add_argument("--registry", help="registry HOST[:PORT] (default: the catalogue's host)")
+    tags.add_argument(
+        "repo", help="repository, e.g. rocm-pytorch/pytorch (the namespace may be left out)"
+    )
+    tags.add_argument(
+        "--registry",
+        help="[https://]HOST[:PORT][/NAMESPACE] (default: the catalogue's registry)",
+    )
+    tags.add_argument("--json", action="store_true", help="one JSON document")
     tags.add_argument("--catalog", type=user_path, help="catalogue (default: images/catalog.toml)")
     _connection_args(tags)
 
@@ -134,11 +178,13 @@ def _catalog(path: Path | None):
         path = (Path(root) if root else Path.cwd()) / CATALOG
         if not path.exists():  # runfiles copy
             path = Path(__file__).absolute().parents[2] / CATALOG
-    return catalog_mod.load(path)
+    from tools.tagconf import catalog
+
+    return catalog.load(path)
 
 
 def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    print(redact(message), file=sys.stderr, flush=True)
 
 
 def _clients(args) -> Clients:
@@ -182,6 +228,8 @@ def _descriptor(args, image: PlannedImage | None):
 
 
 def cmd_layout(args) -> int:
+    from tools.registry import materialize
+
     images = _images(args, need_spec=False)
     jobs = [
         (
@@ -201,6 +249,8 @@ def cmd_layout(args) -> int:
 
 
 def cmd_load(args) -> int:
+    from tools.registry import materialize
+
     images = [(image, _descriptor(args, image)) for image in _images(args, need_spec=True)]
     clients = _clients(args)
     try:
@@ -212,74 +262,220 @@ def cmd_load(args) -> int:
 
 
 def cmd_plan(args) -> int:
-    for image in load_plans(args.plan, args.registry):
+    images = load_plans(args.plan, args.registry)
+    if args.json:
+        doc = [
+            {
+                "target": i.target,
+                "arch": i.arch,
+                "refs": i.refs,
+                "immutable": f"{i.registry}/{i.repository}:{i.immutable}" if i.immutable else None,
+            }
+            for i in images
+        ]
+        print(json.dumps({"images": doc}, indent=2))
+        return 0
+    for image in images:
         for ref in image.refs:
             print(ref)
     return 0
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """Within: SIGINT and SIGTERM raise Interrupted; after the first one both are ignored."""
+    got = []
+
+    def stop(signum, _frame) -> None:
+        got.append(signum)
+        for s in STOP_SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
+        raise Interrupted(signum)
+
+    before = {s: signal.signal(s, stop) for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        if not got:
+            for s, handler in before.items():
+                signal.signal(s, handler)
+
+
 def cmd_push(args) -> int:
+    if args.json and args.dry_run:
+        raise RegistryError("push: --json and --dry-run do not go together; drop one")
+    out = sys.stderr if args.json else sys.stdout  # --json: stdout holds the document alone
+    settled: dict[str, str] = {}  # ref -> action, as each lands
+
+    def on_ref(_image: PlannedImage, ref: str, action: str) -> None:
+        settled[ref] = action
+        print(f"{'up to date' if action == 'up to date' else 'pushed'} {ref}", file=out, flush=True)
+
     images = load_plans(args.plan, args.registry)
     options = PushOptions(
         args.insecure, args.ca_file, args.retries, args.backoff, args.dry_run, args.jobs
     )
-    pusher = Pusher(options)
+    pusher = Pusher(options, on_ref=on_ref)
+    result, refusal, signum = PushResult(), "", 0
     try:
-        if args.dry_run:
-            for line in pusher.dry_run(images):
-                print(line)
-            print(f"dry run: {len(images)} images, nothing written", file=sys.stderr)
-            return 0
-        result = pusher.push(images)
+        with _interruptible():
+            if args.dry_run:
+                return _dry_run(pusher, images)
+            result = pusher.push(images)
+    except Interrupted as e:
+        signum = e.signum
+    except RegistryError as e:  # refused before writing, or staging lost content
+        if not args.json:
+            raise
+        refusal = str(e)
     finally:
-        pusher.close()
-    for image in result.pushed:
-        for ref in image.refs:
-            print(f"pushed {ref}")
-    stats = [c.stats for c in pusher.clients.values()]
-    summary = (
-        f"{len(result.pushed)}/{len(images)} images pushed;"
-        f" uploaded {sum(s.uploaded_blobs for s in stats)} blobs"
-        f" ({human(sum(s.uploaded_bytes for s in stats))}),"
-        f" mounted {sum(s.mounted_blobs for s in stats)},"
-        f" {sum(s.requests for s in stats)} requests, {sum(s.retries for s in stats)} retries"
-    )
-    if result.failed:
-        rest = [i.label() for i in images if i not in result.pushed and i is not result.failed]
+        if not signum:  # uploads in flight keep their connections: leave them
+            pusher.close()
+    error = refusal or result.error
+    if signum:
+        error = f"interrupted by {signal.Signals(signum).name}"
+    if args.json:
+        print(json.dumps(_push_document(images, pusher, settled, error), indent=2), flush=True)
+    if refusal:  # one line, as without --json
+        print(f"registry: error: {refusal}", file=sys.stderr)
+        return 1
+    if signum:
+        print(
+            f"registry: {error}: stopped; blob uploads in flight abandoned,"
+            " no tag written after it",
+            file=sys.stderr,
+        )
+    elif result.failed:
         print(
             f"registry: error: push of {result.failed.label()} failed: {result.error}",
             file=sys.stderr,
         )
-        print(
-            f"  pushed: {', '.join(i.label() for i in result.pushed) or 'nothing'}", file=sys.stderr
-        )
-        print(f"  not pushed: {', '.join([result.failed.label(), *rest])}", file=sys.stderr)
-        print(
-            "  no tag points at a missing manifest; re-run the same command to finish",
-            file=sys.stderr,
-        )
-        print(summary, file=sys.stderr)
-        return 1
-    print(summary, file=sys.stderr)
-    return 0
+    if error:
+        _push_progress(images, settled)
+    print(_push_summary(images, settled, pusher), file=sys.stderr, flush=True)
+    if signum:  # exit now: do not wait for the threads of the abandoned uploads
+        sys.stdout.flush()
+        os._exit(128 + signum)
+    return 1 if error else 0
+
+
+def _dry_run(pusher: Pusher, images: list[PlannedImage]) -> int:
+    try:
+        lines, refusals = pusher.dry_run(images)
+    except Interrupted as e:
+        print("registry: dry run interrupted; nothing written", file=sys.stderr)
+        return 128 + e.signum
+    for line in lines:
+        print(line)
+    for refusal in refusals:
+        print(f"registry: error: {refusal}", file=sys.stderr)
+    refused = "; the push would be refused (above)" if refusals else ""
+    print(f"dry run: {len(images)} images, nothing written{refused}", file=sys.stderr)
+    return 1 if refusals else 0
+
+
+def _done(image: PlannedImage, settled: dict[str, str]) -> str:
+    """Whether every ref of ``image`` is on its digest: "pushed", "up to date" or ""."""
+    actions = [settled.get(ref) for ref in image.refs]
+    if None in actions:
+        return ""
+    return "up to date" if set(actions) == {"up to date"} else "pushed"
+
+
+def _push_progress(images: list[PlannedImage], settled: dict[str, str]) -> None:
+    """Which images a failed or interrupted push did and did not push, on stderr."""
+    done = {i.label(): _done(i, settled) for i in images}
+    pushed = [label for label, d in done.items() if d == "pushed"]
+    current = [label for label, d in done.items() if d == "up to date"]
+    rest = [label for label, d in done.items() if not d]  # its landed refs: `pushed` lines
+    print(f"  pushed: {', '.join(pushed) or 'nothing'}", file=sys.stderr)
+    if current:
+        print(f"  up to date: {', '.join(current)}", file=sys.stderr)
+    print(f"  not pushed: {', '.join(rest)}", file=sys.stderr)
+    print(
+        "  no tag points at a missing manifest; re-run the same command to finish",
+        file=sys.stderr,
+    )
+
+
+def _push_totals(images: list[PlannedImage], settled: dict[str, str], pusher: Pusher) -> dict:
+    stats = [c.stats for c in pusher.clients.values()]
+    written = sum(action != "up to date" for action in settled.values())
+    return {
+        "images": len(images),
+        "images_pushed": sum(_done(i, settled) == "pushed" for i in images),
+        "images_up_to_date": sum(_done(i, settled) == "up to date" for i in images),
+        "refs_written": written,
+        "refs_up_to_date": len(settled) - written,
+        "refs_refused": sum(len(i.refs) for i in images) - len(settled),
+        "uploaded_blobs": sum(s.uploaded_blobs for s in stats),
+        "uploaded_bytes": sum(s.uploaded_bytes for s in stats),
+        "mounted_blobs": sum(s.mounted_blobs for s in stats),
+        "requests": sum(s.requests for s in stats),
+        "retries": sum(s.retries for s in stats),
+    }
+
+
+def _push_summary(images: list[PlannedImage], settled: dict[str, str], pusher: Pusher) -> str:
+    t = _push_totals(images, settled, pusher)
+    return (
+        f"{t['images_pushed']}/{t['images']} images pushed, {t['images_up_to_date']} up to date;"
+        f" {t['refs_written']} refs written, {t['refs_up_to_date']} up to date;"
+        f" uploaded {t['uploaded_blobs']} blobs ({human(t['uploaded_bytes'])}),"
+        f" mounted {t['mounted_blobs']}, {t['requests']} requests, {t['retries']} retries"
+    )
+
+
+def _push_document(
+    images: list[PlannedImage], pusher: Pusher, settled: dict[str, str], error: str
+) -> dict:
+    """`push --json`: every ref of the plan with its digest and what happened to it."""
+    refs = []
+    for image in images:
+        try:
+            digest = image.load_descriptor().digest
+        except RegistryError:
+            digest = None
+        for ref in image.refs:
+            refs.append({"ref": ref, "digest": digest, "action": settled.get(ref, "refused")})
+    totals = _push_totals(images, settled, pusher)
+    return {"ok": not error, "error": error or None, "refs": refs, "totals": totals}
 
 
 def cmd_tags(args) -> int:
+    from tools.registry import listing
+
     catalog = _catalog(args.catalog)
-    host = args.registry or split_registry(catalog.registry)[0]
+    host, namespace = split_registry(args.registry or catalog.registry)
+    name = args.repo.strip("/")
+    if namespace and not name.startswith(namespace + "/"):
+        name = f"{namespace}/{name}"
     client = _client(args, host)
     try:
-        rows = listing.tag_rows(client, args.repo, catalog)
+        rows = listing.tag_rows(client, name, catalog)
+    except NotFound as e:
+        raise RegistryError(
+            f"{e}; check the repository and --registry [https://]HOST[:PORT][/NAMESPACE]"
+        ) from None
     finally:
         client.close()
+    if args.json:
+        tags = [dict(zip(TAG_FIELDS, row, strict=True)) for row in rows]
+        print(json.dumps({"registry": host, "repository": name, "tags": tags}, indent=2))
+        return 0
     if not rows:
-        print(f"{host}/{args.repo}: no tags", file=sys.stderr)
+        print(f"{host}/{name}: no tags", file=sys.stderr)
     for row in rows:
         print("\t".join(row))
     return 0
 
 
 def cmd_prune(args) -> int:
+    from tools.registry import prune
+
     if args.keep < 1:
         raise RegistryError(f"--keep {args.keep}: keep at least 1 (the cache being used)")
     catalog = _catalog(args.catalog)
@@ -319,6 +515,10 @@ COMMANDS = {
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if getattr(args, "registry", None):
+            split_registry(args.registry)  # no credentials in it, nor in what is printed
+        if hasattr(args, "timeout"):
+            LIMITS.timeout, LIMITS.chunk_size = args.timeout, args.chunk_size * MiB
         return COMMANDS[args.command](args)
     except RegistryError as e:
         print(f"registry: error: {e}", file=sys.stderr)

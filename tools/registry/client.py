@@ -1,35 +1,50 @@
-"""A small OCI distribution-spec client on httpx, with retries and counters.
+"""A small OCI distribution-spec client on httpx, with retries, a deadline and counters.
 
 Only what pushing, materializing, listing and pruning need: blob
 HEAD/mount/upload/streamed GET, manifest HEAD/GET/PUT/DELETE, tags/list and
-_catalog with pagination. Transient failures (5xx, 429, dropped connections,
-timeouts) are retried with exponential backoff (tenacity), honouring
-Retry-After. One client may serve several threads (the counters are locked).
+_catalog with pagination. Transient failures (5xx, 429, connections dropped
+or reset mid-transfer, timeouts) are retried with exponential backoff,
+honouring Retry-After, until `retries` or the deadline (`LIMITS.timeout`,
+the CLI's --timeout) runs out. What retrying cannot fix fails at once, with
+the fix: a name that does not resolve, a refused connection, TLS on one side
+only, an untrusted certificate. Blobs bigger than `LIMITS.chunk_size` go up
+in chunks; after a drop the upload goes on from the offset the registry
+reports, and a streamed source GET from where it stopped (`Range`). One
+client may serve several threads (the counters are locked).
+
+httpx is imported when a client is made, not with this module: commands
+that only parse registry strings (`plan`, `--help`) start fast.
 """
 
 from __future__ import annotations
 
 import hashlib
 import ipaddress
+import json
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urljoin
+from typing import TYPE_CHECKING, BinaryIO, TypeVar
+from urllib.parse import urljoin, urlsplit
 
-import httpx
-from tenacity import (
-    RetryCallState,
-    retry,
-    retry_if_exception_type,
-    stop_after_attempt,
-    wait_exponential,
+from tools.registry.errors import (
+    BadStatus,
+    Dropped,
+    NotFound,
+    RegistryError,
+    RetryableStatus,
+    Transient,
+    Unreachable,
 )
 
-from tools.registry.auth import RegistryAuth, credentials_for
-from tools.registry.errors import BadStatus, NotFound, RegistryError, RetryableStatus, Unreachable
+if TYPE_CHECKING:
+    import httpx
+
+T = TypeVar("T")
 
 MANIFEST_TYPES = ", ".join(
     [
@@ -39,7 +54,22 @@ MANIFEST_TYPES = ", ".join(
         "application/vnd.docker.distribution.manifest.list.v2+json",
     ]
 )
-CHUNK = 1 << 20
+MiB = 1 << 20
+CHUNK = MiB  # bytes read and sent at a time: memory stays a few of these per blob
+_TLS_ON_PLAIN = ("WRONG_VERSION_NUMBER", "record layer failure", "packet length too long")
+_PLAIN_ON_TLS = ("HTTP request to an HTTPS server", "plain HTTP request was sent to HTTPS port")
+
+
+@dataclass
+class Limits:
+    """How long to wait, how big an upload request is; the CLI sets them once."""
+
+    timeout: float = 600.0  # a request with its retries (an upload: each chunk), seconds
+    read_timeout: float = 30.0  # no byte for this long fails the attempt
+    chunk_size: int = 64 * MiB  # bigger blobs go up in PATCHes of this size
+
+
+LIMITS = Limits()
 
 
 def is_loopback(host: str) -> bool:
@@ -59,14 +89,67 @@ def split_registry(registry: str) -> tuple[str, str]:
 
     An explicit `https://` or `http://` prefix stays on the host and forces
     that scheme (`https://127.0.0.1:5000` for a loopback registry with TLS).
+    Credentials (`user:password@host`) are refused: they belong in the
+    docker config.
     """
     scheme, sep, rest = registry.strip("/").rpartition("://")
     if sep and scheme not in ("http", "https"):
         raise RegistryError(f"registry {registry!r}: scheme must be http:// or https://")
     host, _, namespace = rest.partition("/")
+    if "@" in host:
+        userinfo, _, bare = host.rpartition("@")
+        user, colon, _ = userinfo.partition(":")
+        shown = f"{scheme}{sep}{f'{user}:***' if colon else '***'}@{bare}"
+        raise RegistryError(
+            f"registry '{shown}{'/' if namespace else ''}{namespace}': credentials do not"
+            f" belong in the registry; run `docker login {bare}` (they go in"
+            " $DOCKER_CONFIG/config.json)"
+        )
     if not host:
         raise RegistryError(f"registry {registry!r}: want [https://]HOST[:PORT][/NAMESPACE]")
     return (f"{scheme}://{host}" if sep else host), namespace
+
+
+def _show(url: str) -> str:
+    """A URL as messages show it: no query (upload state, tokens), no userinfo."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
+
+
+def _with_digest(location: str, digest: str) -> str:
+    return f"{location}{'&' if '?' in location else '?'}digest={digest}"
+
+
+def _octets(length: int) -> dict[str, str]:
+    return {"Content-Type": "application/octet-stream", "Content-Length": str(length)}
+
+
+def _error_line(error: dict) -> str:
+    """One of distribution's JSON errors as `CODE: message (detail)`."""
+    detail = error.get("detail")
+    if detail and not isinstance(detail, str):
+        detail = json.dumps(detail)
+    return f"{error['code']}: {error.get('message', '')}" + (f" ({detail})" if detail else "")
+
+
+def _detail(response: httpx.Response) -> str:
+    """What an error answer says, on one line and trimmed ('' for nothing)."""
+    try:
+        text = response.text
+    except Exception:  # a streamed answer not read: nothing to show
+        return ""
+    try:
+        text = "; ".join(_error_line(e) for e in json.loads(text)["errors"])
+    except (ValueError, KeyError, TypeError):
+        pass
+    text = " ".join(text.split())
+    return f" {text[:300]}{'...' if len(text) > 300 else ''}" if text else ""
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    while error is not None:
+        yield error
+        error = error.__cause__ or error.__context__
 
 
 @dataclass
@@ -88,8 +171,21 @@ class Stats:
                 setattr(self, name, getattr(self, name) + n)
 
 
+@dataclass
+class _Session:
+    """A chunked upload: where its session is, how many bytes the registry has."""
+
+    location: str
+    offset: int = 0
+    synced: bool = True  # False after a failed PATCH: ask the registry before the next
+
+
 class RegistryClient:
-    """One registry host. ``insecure`` allows plain HTTP beyond loopback."""
+    """One registry host. ``insecure`` allows plain HTTP beyond loopback.
+
+    ``timeout`` is the read timeout of one attempt; ``deadline`` bounds a
+    request with its retries (default: ``LIMITS``).
+    """
 
     def __init__(
         self,
@@ -99,38 +195,51 @@ class RegistryClient:
         ca_file: Path | None = None,
         retries: int = 5,
         backoff: float = 0.5,
-        timeout: float = 60.0,
+        timeout: float | None = None,
+        deadline: float | None = None,
+        chunk_size: int | None = None,
         log: Callable[[str], None] = lambda _msg: None,
     ) -> None:
+        import httpx
+
+        from tools.registry.auth import RegistryAuth
+
         scheme, sep, bare = host.rpartition("://")
+        if "@" in bare:
+            split_registry(host)  # refuses credentials in a registry string
+        if "/" in bare:
+            raise RegistryError(
+                f"registry host {host!r} has a path; give the namespace in the repository name"
+            )
         self.host = bare
         if not sep:
             scheme = "http" if insecure or is_loopback(bare) else "https"
         self.base = f"{scheme}://{bare}"
+        self.retries = retries
+        self.backoff = backoff
+        self.deadline = deadline if deadline is not None else LIMITS.timeout
+        self.read_timeout = min(timeout or LIMITS.read_timeout, self.deadline)
+        self.chunk_size = chunk_size or LIMITS.chunk_size
+        self.answered = False  # a refused connection is transient once the host has answered
         verify: bool | str = str(ca_file) if ca_file else True
         self.http = httpx.Client(
             auth=RegistryAuth(bare, self._credentials(bare)),
             verify=verify,
-            timeout=httpx.Timeout(timeout, connect=10.0),
+            timeout=httpx.Timeout(self.read_timeout, connect=min(10.0, self.read_timeout)),
             follow_redirects=True,
         )
         self.stats = Stats()
         self.log = log
-        self._retry = retry(
-            reraise=True,
-            retry=retry_if_exception_type((RetryableStatus, httpx.TransportError)),
-            stop=stop_after_attempt(retries + 1),
-            wait=self._wait(backoff),
-            before_sleep=self._before_sleep,
-        )
 
     def _credentials(self, host: str) -> tuple[str, str] | None:
         # A credential helper we cannot call matters only if the registry
         # asks for credentials: keep its message for a 401.
+        from tools.registry.auth import CredentialHelper, credentials_for
+
         self.credentials_note = ""
         try:
             return credentials_for(host)
-        except RegistryError as e:
+        except CredentialHelper as e:
             self.credentials_note = f" ({e})"
             return None
 
@@ -139,52 +248,122 @@ class RegistryClient:
 
     # -- plumbing -------------------------------------------------------------
 
-    @staticmethod
-    def _wait(backoff: float):
-        exponential = wait_exponential(multiplier=backoff, max=30)
+    def _retrying(self, attempt: Callable[[], T]) -> T:
+        """``attempt()`` until it returns; a Transient is retried after a backoff while
+        retries and the deadline last."""
+        start = time.monotonic()
+        n = 0
+        while True:
+            try:
+                return attempt()
+            except Transient as e:
+                elapsed = time.monotonic() - start
+                if e.retry_after is not None:
+                    wait = min(e.retry_after, 60.0)
+                else:
+                    wait = min(self.backoff * 2**n, 30.0)
+                if n >= self.retries or elapsed + wait > self.deadline:
+                    raise self._gave_up(e, n, elapsed + wait > self.deadline) from None
+                n += 1
+                self.stats.add(retries=1)
+                self.log(f"  retry {n}: {e}")
+                time.sleep(wait)
 
-        def wait(state: RetryCallState) -> float:
-            error = state.outcome.exception() if state.outcome else None
-            if isinstance(error, RetryableStatus) and error.retry_after is not None:
-                return min(error.retry_after, 60.0)
-            return exponential(state)
+    def _gave_up(self, e: Transient, retries: int, late: bool) -> RegistryError:
+        if late and isinstance(e, Dropped) and e.timeout:
+            message = (
+                f"{e.where}: no answer from {self.host} within --timeout {self.deadline:g} s"
+                f" ({retries + 1} attempts); check the registry, or raise --timeout"
+            )
+        elif late:
+            message = (
+                f"{e}; gave up after --timeout {self.deadline:g} s ({retries + 1} attempts);"
+                " check the registry, or raise --timeout"
+            )
+        else:
+            message = f"{e} (gave up after {retries} retries)" if retries else str(e)
+        if isinstance(e, Dropped):
+            return Unreachable(message, self.host, e.detail)
+        return RegistryError(message)
 
-        return wait
+    def _transport_error(self, where: str, e: Exception) -> RegistryError:
+        """A transport failure as the error its cause calls for: fatal ones say the fix."""
+        import socket
+        import ssl
 
-    def _before_sleep(self, state: RetryCallState) -> None:
-        self.stats.add(retries=1)
-        error = state.outcome.exception() if state.outcome else None
-        self.log(f"  retry {state.attempt_number}: {error}")
+        import httpx
 
-    def _send(self, method: str, url: str, **kwargs) -> httpx.Response:
+        text = str(e) or type(e).__name__
+        causes = list(_causes(e))
+        if isinstance(e, httpx.ConnectError):
+            host = self.host
+            for c in causes:
+                if isinstance(c, socket.gaierror):
+                    name = urlsplit(self.base).hostname
+                    return Unreachable(
+                        f"{where}: cannot resolve {name} ({c.strerror or c});"
+                        " check the registry host name",
+                        host,
+                        text,
+                    )
+                if isinstance(c, ssl.SSLCertVerificationError):
+                    return RegistryError(
+                        f"{where}: TLS certificate not trusted ({text}); pass --ca-file"
+                        " with the registry's CA, or SSL_CERT_FILE"
+                    )
+                if isinstance(c, ssl.SSLError) and any(s in str(c) for s in _TLS_ON_PLAIN):
+                    return Unreachable(
+                        f"{where}: {host} does not speak TLS ({text});"
+                        f" use http://{host} or --insecure",
+                        host,
+                        text,
+                    )
+                if isinstance(c, ConnectionRefusedError) and not self.answered:
+                    return Unreachable(
+                        f"{where}: connection refused by {host}; is the registry running?"
+                        " check the host and port",
+                        host,
+                        text,
+                    )
+        return Dropped(where, text, timeout=isinstance(e, httpx.TimeoutException))
+
+    def _send(self, method: str, url: str, *, stream: bool = False, **kwargs) -> httpx.Response:
+        """One attempt. Raises Transient for what a retry may fix, else RegistryError."""
+        import httpx
+
         self.stats.add(method)
+        where = f"{method} {_show(url)}"
         try:
-            response = self.http.request(method, url, **kwargs)
-        except httpx.ConnectError as e:
-            if "CERTIFICATE_VERIFY_FAILED" in str(e):  # retrying cannot help
-                raise RegistryError(
-                    f"{method} {url}: TLS certificate not trusted ({e}); pass --ca-file"
-                    " with the registry's CA, or SSL_CERT_FILE"
-                ) from None
-            raise httpx.ConnectError(f"{method} {url}: {e or type(e).__name__}") from e
+            response = self.http.send(self.http.build_request(method, url, **kwargs), stream=stream)
+            status = response.status_code
+            if stream and (status == 429 or status >= 400):
+                response.read()  # a short error body
+                response.close()
+        except httpx.StreamConsumed:
+            # the auth flow must send the (streamed) body again with a new token: next attempt
+            raise Dropped(where, "re-authenticating") from None
         except httpx.TransportError as e:
-            raise type(e)(f"{method} {url}: {e or type(e).__name__}") from e
-        except Exception as e:  # TLS failures etc. surface as ConnectError above
-            raise RegistryError(f"{method} {url}: {e}") from None
-        if response.status_code == 429 or response.status_code >= 500:
-            retry_after = response.headers.get("Retry-After")
+            raise self._transport_error(where, e) from None
+        except (httpx.HTTPError, httpx.InvalidURL) as e:  # redirects, decoding, a bad URL
+            raise RegistryError(f"{where}: {e}") from None
+        self.answered = True
+        if status == 429 or status >= 500:
+            retry_after = response.headers.get("Retry-After", "")
             raise RetryableStatus(
-                f"{method} {url}: HTTP {response.status_code}",
-                float(retry_after) if retry_after and retry_after.isdigit() else None,
+                f"{where}: HTTP {status}{_detail(response)}",
+                float(retry_after) if retry_after.isdigit() else None,
+            )
+        if status == 400 and any(s in response.text for s in _PLAIN_ON_TLS):
+            raise Unreachable(
+                f"{where}: {self.host} speaks TLS, not plain HTTP; use https://{self.host}",
+                self.host,
+                response.text.strip(),
             )
         return response
 
     def request(self, method: str, path: str, **kwargs) -> httpx.Response:
         url = path if path.startswith("http") else f"{self.base}{path}"
-        try:
-            return self._retry(self._send)(method, url, **kwargs)
-        except httpx.TransportError as e:
-            raise Unreachable(f"{e} (gave up after retries)", self.host, str(e)) from None
+        return self._retrying(lambda: self._send(method, url, **kwargs))
 
     def check(self, response: httpx.Response, what: str, ok: tuple[int, ...]) -> None:
         if response.status_code in ok:
@@ -200,8 +379,7 @@ class RegistryClient:
             raise BadStatus(
                 f"{what}: HTTP 403 denied at {self.host}; check your permissions", status
             )
-        detail = response.text[:300].strip()
-        raise BadStatus(f"{what}: HTTP {status} {detail}", status)
+        raise BadStatus(f"{what}: HTTP {status}{_detail(response)}", status)
 
     # -- blobs ----------------------------------------------------------------
 
@@ -225,83 +403,117 @@ class RegistryClient:
             return None
         return urljoin(self.base + "/", r.headers["Location"])
 
+    def _start_upload(self, name: str) -> str:
+        r = self._send("POST", f"{self.base}/v2/{name}/blobs/uploads/")
+        self.check(r, f"start upload to {name}", (202,))
+        return urljoin(self.base + "/", r.headers["Location"])
+
     def upload(
         self,
         name: str,
         digest: str,
         size: int,
-        open_body: Callable[[], AbstractContextManager[Iterable[bytes]]],
+        open_body: Callable[[], AbstractContextManager[BinaryIO | BlobReader]],
         session: str | None = None,
     ) -> None:
-        """Upload a blob whose bytes ``open_body()`` streams, in one PUT.
+        """Upload a blob whose bytes ``open_body()`` gives: a reader with read(n) and seek().
 
-        The first attempt uses ``session`` (a mount's 202) if given, later ones
-        a fresh POST; the whole upload is retried as a unit. The registry checks
+        Up to ``chunk_size`` bytes go in one PUT, retried whole on a fresh
+        session; bigger blobs in PATCHes of ``chunk_size``, where a failure
+        costs only the chunk in flight (see ``_upload_chunks``). ``session``:
+        a mount's upload session (its 202) to use first. The registry checks
         the bytes against ``digest``.
         """
-        sessions = [session] if session else []
+        what = f"upload {digest} to {name}"
+        with open_body() as body:  # first: a missing source opens no session
+            if size > self.chunk_size:
+                self._upload_chunks(name, digest, size, body, session)
+            else:
+                sessions = [session] if session else []
 
-        def attempt() -> None:
-            with open_body() as body:  # first: a missing source opens no session
-                if sessions:
-                    location = sessions.pop()
-                else:
-                    r = self._send("POST", f"{self.base}/v2/{name}/blobs/uploads/")
-                    self.check(r, f"start upload to {name}", (202,))
-                    location = urljoin(self.base + "/", r.headers["Location"])
-                sep = "&" if "?" in location else "?"
-                try:
+                def attempt() -> None:
+                    location = sessions.pop() if sessions else self._start_upload(name)
                     r = self._send(
                         "PUT",
-                        f"{location}{sep}digest={digest}",
-                        content=body,
-                        headers={
-                            "Content-Type": "application/octet-stream",
-                            "Content-Length": str(size),
-                        },
+                        _with_digest(location, digest),
+                        content=_read(body, 0, size),
+                        headers=_octets(size),
                     )
-                except httpx.StreamConsumed as e:
-                    # the auth flow had to re-send the body: start a fresh session
-                    raise RetryableStatus(f"upload {digest} to {name}: re-authenticating") from e
-            self.check(r, f"upload {digest} to {name}", (201,))
+                    self.check(r, what, (201,))
 
-        try:
-            self._retry(attempt)()
-        except httpx.TransportError as e:
-            raise RegistryError(f"upload {digest} to {name}: {e} (gave up after retries)") from None
+                self._retrying(attempt)
         self.stats.add(uploaded_blobs=1, uploaded_bytes=size)
+
+    def _upload_chunks(
+        self, name: str, digest: str, size: int, body: BinaryIO | BlobReader, session: str | None
+    ) -> None:
+        """PATCH the blob in chunks, then PUT the digest.
+
+        Each chunk has its own retries and deadline. After a failed PATCH the
+        registry is asked where the session stands (GET → `Range: 0-N`) and
+        the upload goes on from byte N+1; only a session the registry lost
+        starts again from byte 0.
+        """
+        what = f"upload {digest} to {name}"
+        s = _Session(session or self._retrying(lambda: self._start_upload(name)))
+
+        def send_chunk() -> None:
+            if not s.synced:
+                s.location, s.offset = self._upload_offset(name, digest, s.location)
+                s.synced = True
+            end = min(s.offset + self.chunk_size, size)
+            s.synced = False
+            r = self._send(
+                "PATCH",
+                s.location,
+                content=_read(body, s.offset, end),
+                headers={**_octets(end - s.offset), "Content-Range": f"{s.offset}-{end - 1}"},
+            )
+            if r.status_code == 404:  # the registry dropped the session: ask, then start anew
+                raise Transient(f"PATCH {_show(s.location)}: HTTP 404{_detail(r)}")
+            self.check(r, what, (202,))
+            s.location = urljoin(self.base + "/", r.headers["Location"])
+            s.offset, s.synced = end, True
+
+        while s.offset < size:
+            self._retrying(send_chunk)
+        r = self._retrying(
+            lambda: self._send("PUT", _with_digest(s.location, digest), headers=_octets(0))
+        )
+        if r.status_code == 404 and self.blob_exists(name, digest):
+            return  # an earlier PUT went through; its answer was lost
+        self.check(r, what, (201,))
+
+    def _upload_offset(self, name: str, digest: str, location: str) -> tuple[str, int]:
+        """(session URL, bytes the registry has) of an upload; a new session if it was lost."""
+        r = self._send("GET", location)
+        m = re.fullmatch(r"(?:bytes=)?0-(\d+)", r.headers.get("Range", ""))
+        if r.status_code == 204 and m:
+            offset = int(m.group(1)) + 1 if int(m.group(1)) else 0
+            self.log(f"  resuming {digest[:19]} at byte {offset}")
+            return urljoin(self.base + "/", r.headers.get("Location", location)), offset
+        if r.status_code not in (400, 404):
+            self.check(r, f"upload status of {digest} in {name}", (204,))
+        self.log(f"  {name} lost the upload session of {digest[:19]}; starting it again")
+        return self._start_upload(name), 0
 
     def upload_blob(self, name: str, digest: str, path: Path, size: int) -> None:
         """Upload the blob in file ``path``."""
-
-        def chunks(f) -> Iterator[bytes]:  # a generator: httpx can tell it was consumed
-            while chunk := f.read(CHUNK):
-                yield chunk
-
-        @contextmanager
-        def body() -> Iterator[Iterator[bytes]]:
-            with path.open("rb") as f:
-                yield chunks(f)
-
-        self.upload(name, digest, size, body)
+        self.upload(name, digest, size, lambda: path.open("rb"))
 
     @contextmanager
-    def blob_stream(self, name: str, digest: str) -> Iterator[Iterator[bytes]]:
-        """The bytes of a blob as they arrive (one GET, not retried: callers retry).
+    def blob_stream(self, name: str, digest: str) -> Iterator[BlobReader]:
+        """A blob's bytes as a reader (read, seek) over GETs; NotFound on a 404.
 
-        Raises NotFound on a 404 and RetryableStatus on a 5xx or 429.
+        The first GET is sent on entering, so a missing blob is known before
+        anything else is done with it.
         """
-        url = f"{self.base}/v2/{name}/blobs/{digest}"
-        self.stats.add("GET")
-        with self.http.stream("GET", url) as r:
-            if r.status_code == 429 or r.status_code >= 500:
-                raise RetryableStatus(f"GET {url}: HTTP {r.status_code}")
-            if r.status_code == 404:
-                raise NotFound(f"GET blob {self.host}/{name}@{digest}: HTTP 404")
-            if r.status_code != 200:
-                r.read()
-                self.check(r, f"GET blob {self.host}/{name}@{digest}", (200,))
-            yield r.iter_bytes(CHUNK)
+        reader = BlobReader(self, f"{self.base}/v2/{name}/blobs/{digest}")
+        try:
+            reader.open()
+            yield reader
+        finally:
+            reader.close()
 
     def get_blob(self, name: str, digest: str) -> bytes:
         """A small blob (a config), checked against its digest."""
@@ -312,34 +524,37 @@ class RegistryClient:
         return r.content
 
     def download_blob(self, name: str, digest: str, dest: Path) -> None:
-        """Stream a blob to ``dest``, checked against its digest; retried as a unit."""
-
-        def attempt() -> None:
-            h = hashlib.sha256()
-            with self.blob_stream(name, digest) as chunks, dest.open("wb") as f:
-                for chunk in chunks:
-                    h.update(chunk)
-                    f.write(chunk)
-            if "sha256:" + h.hexdigest() != digest:
-                raise RetryableStatus(
-                    f"GET blob {self.host}/{name}@{digest}: content does not match its digest"
-                )
-
-        try:
-            self._retry(attempt)()
-        except (httpx.TransportError, RetryableStatus) as e:
-            raise RegistryError(f"GET blob {name}@{digest}: {e} (gave up after retries)") from None
+        """Stream a blob to ``dest``, checked against its digest."""
+        h = hashlib.sha256()
+        with self.blob_stream(name, digest) as reader, dest.open("wb") as f:
+            while data := reader.read(CHUNK):
+                h.update(data)
+                f.write(data)
+        if "sha256:" + h.hexdigest() != digest:
+            raise RegistryError(
+                f"GET blob {self.host}/{name}@{digest}: content does not match its digest;"
+                " the registry's copy is damaged"
+            )
 
     # -- manifests ------------------------------------------------------------
 
     def manifest_digest(self, name: str, reference: str) -> str | None:
+        """The digest ``reference`` points at, or None if it does not exist.
+
+        A registry that leaves Docker-Content-Digest out of its answer is
+        asked for the manifest, whose bytes are hashed: never "absent" for a
+        manifest that is there.
+        """
         r = self.request(
             "HEAD", f"/v2/{name}/manifests/{reference}", headers={"Accept": MANIFEST_TYPES}
         )
         self.check(r, f"HEAD {name}:{reference}", (200, 404))
-        return r.headers.get("Docker-Content-Digest") if r.status_code == 200 else None
+        if r.status_code == 404:
+            return None
+        return r.headers.get("Docker-Content-Digest") or self.get_manifest(name, reference)[2]
 
     def get_manifest(self, name: str, reference: str) -> tuple[bytes, str, str]:
+        """(bytes, media type, digest): the digest the registry says, else the bytes' own."""
         r = self.request(
             "GET", f"/v2/{name}/manifests/{reference}", headers={"Accept": MANIFEST_TYPES}
         )
@@ -347,7 +562,8 @@ class RegistryClient:
         return (
             r.content,
             r.headers.get("Content-Type", ""),
-            r.headers.get("Docker-Content-Digest", ""),
+            r.headers.get("Docker-Content-Digest")
+            or "sha256:" + hashlib.sha256(r.content).hexdigest(),
         )
 
     def put_manifest(self, name: str, reference: str, body: bytes, media_type: str) -> str:
@@ -358,7 +574,9 @@ class RegistryClient:
             headers={"Content-Type": media_type},
         )
         self.check(r, f"PUT {name}:{reference}", (201, 200))
-        return r.headers.get("Docker-Content-Digest", "")
+        return (
+            r.headers.get("Docker-Content-Digest") or "sha256:" + hashlib.sha256(body).hexdigest()
+        )
 
     def delete_manifest(self, name: str, digest: str) -> bool:
         """Delete a manifest (and every tag on it); False when it was already gone."""
@@ -369,12 +587,16 @@ class RegistryClient:
 
     # -- listings -------------------------------------------------------------
 
-    def _paginate(self, path: str, key: str, page: int = 100) -> list[str]:
+    def _paginate(self, path: str, key: str, missing: str = "", page: int = 100) -> list[str]:
+        """Every item of a paginated listing. A tag listing's 404 (an unknown
+        repository) is no tags, or NotFound(``missing``) if given."""
         items: list[str] = []
         url: str | None = f"{path}?n={page}"
         while url:
             r = self.request("GET", url)
             if r.status_code == 404 and key == "tags":
+                if missing:
+                    raise NotFound(f"{missing} (HTTP 404{_detail(r)})")
                 return []
             self.check(r, f"GET {path}", (200,))
             items += r.json().get(key) or []
@@ -383,8 +605,95 @@ class RegistryClient:
             url = m.group(1) if m else None
         return items
 
-    def list_tags(self, name: str) -> list[str]:
-        return self._paginate(f"/v2/{name}/tags/list", "tags")
+    def list_tags(self, name: str, missing_ok: bool = True) -> list[str]:
+        """The tags of ``name``: none for a repository the registry does not know,
+        unless not ``missing_ok`` (NotFound)."""
+        missing = "" if missing_ok else f"{self.host}/{name}: no such repository"
+        return self._paginate(f"/v2/{name}/tags/list", "tags", missing)
 
     def list_repositories(self) -> list[str]:
         return self._paginate("/v2/_catalog", "repositories")
+
+
+class BlobReader:
+    """A blob's bytes over GETs: ``read(n)`` in order, ``seek(offset)`` anywhere.
+
+    A connection dropped mid-blob, or a seek, opens a new GET with
+    `Range: bytes=N-` (retried like any request), so a copy goes on from where
+    it stopped on either side instead of starting over.
+    """
+
+    def __init__(self, client: RegistryClient, url: str) -> None:
+        self.client = client
+        self.url = url
+        self.where = f"GET {_show(url)}"
+        self.pos = 0
+        self.response: httpx.Response | None = None
+        self.pieces: Iterator[bytes] = iter(())
+        self.buffer = b""
+        self.drops = 0  # in a row, without a byte in between
+
+    def open(self) -> None:
+        headers = {"Range": f"bytes={self.pos}-"} if self.pos else {}
+
+        def attempt() -> httpx.Response:
+            r = self.client._send("GET", self.url, stream=True, headers=headers)
+            if r.status_code == 404:
+                raise NotFound(f"{self.where}: HTTP 404")
+            self.client.check(r, self.where, (200, 206))
+            return r
+
+        self.response = self.client._retrying(attempt)
+        self.pieces = self.response.iter_bytes(CHUNK)
+        if self.pos and self.response.status_code == 200:  # the Range was ignored: skip
+            skip = self.pos
+            while skip > 0:
+                skip -= len(self._next())
+
+    def _next(self) -> bytes:
+        import httpx
+
+        while True:
+            if self.response is None:
+                self.open()
+            try:
+                data = next(self.pieces, b"")
+                self.drops = 0
+                return data
+            except httpx.TransportError as e:  # dropped mid-blob: a new GET from here
+                error = self.client._transport_error(self.where, e)
+                self.close()
+                self.drops += 1
+                if not isinstance(error, Transient) or self.drops > self.client.retries:
+                    raise error from None
+                self.client.stats.add(retries=1)
+                self.client.log(f"  retry {self.drops}: {error}; reading on from byte {self.pos}")
+
+    def read(self, n: int) -> bytes:
+        if not self.buffer:
+            self.buffer = self._next()
+        data, self.buffer = self.buffer[:n], self.buffer[n:]
+        self.pos += len(data)
+        return data
+
+    def seek(self, offset: int) -> None:
+        if offset != self.pos:
+            self.close()
+            self.pos, self.buffer = offset, b""
+
+    def close(self) -> None:
+        if self.response is not None:
+            self.response.close()
+            self.response = None
+
+
+def _read(body: BinaryIO | BlobReader, start: int, end: int) -> Iterator[bytes]:
+    """Bytes ``start``..``end`` of a reader, CHUNK at a time (a generator: httpx can
+    tell it was consumed, and never holds more than a piece)."""
+    body.seek(start)
+    while start < end:
+        data = body.read(min(CHUNK, end - start))
+        if not data:
+            raise RegistryError(f"the blob ends at byte {start}, before its size {end}")
+        start += len(data)
+        yield data

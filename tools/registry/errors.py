@@ -1,18 +1,63 @@
-"""Errors the registry tool reports to a user (one line, no traceback)."""
+"""Errors the registry tool reports to a user (one line, no traceback, no secret)."""
 
 from __future__ import annotations
 
+import re
+
+_SECRETS = [
+    # userinfo of a URL: https://user:password@host
+    (re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.I), r"\1***@"),
+    # credentials and signatures in a query string (tokens, presigned storage URLs)
+    (
+        re.compile(
+            r"([?&](?:[a-z_-]*token|password|passwd|secret|sig|signature"
+            r"|x-amz-(?:signature|credential|security-token))=)[^&\s]+",
+            re.I,
+        ),
+        r"\1***",
+    ),
+    # Authorization header values
+    (re.compile(r"\b(Basic|Bearer)\s+[\w.~+/=-]+", re.I), r"\1 ***"),
+]
+
+
+def redact(text: str) -> str:
+    """``text`` with URL userinfo, token query parameters and Authorization values hidden."""
+    for pattern, replacement in _SECRETS:
+        text = pattern.sub(replacement, text)
+    return text
+
 
 class RegistryError(Exception):
-    """A failure talking to a registry, with what was asked and the fix."""
+    """A failure talking to a registry, with what was asked and the fix.
+
+    Printed redacted (see ``redact``), whoever prints it.
+    """
+
+    def __str__(self) -> str:
+        return redact(super().__str__())
 
 
-class RetryableStatus(RegistryError):
-    """A 5xx or 429 answer: worth another try after a backoff."""
+class Transient(RegistryError):
+    """Worth another try after a backoff (``retry_after`` seconds, if the registry said)."""
 
     def __init__(self, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class RetryableStatus(Transient):
+    """A 5xx or 429 answer."""
+
+
+class Dropped(Transient):
+    """``where`` (the request) lost its connection: dropped, reset or timed out (``timeout``)."""
+
+    def __init__(self, where: str, detail: str, timeout: bool = False) -> None:
+        super().__init__(f"{where}: {detail}")
+        self.where = where
+        self.detail = detail
+        self.timeout = timeout
 
 
 class BadStatus(RegistryError):
@@ -24,13 +69,13 @@ class BadStatus(RegistryError):
 
 
 class Unreachable(RegistryError):
-    """``host`` did not answer (refused, reset, timed out), retries spent; ``detail`` says how."""
+    """``host`` did not answer (refused, unknown name, reset, timed out); ``detail`` says how."""
 
     def __init__(self, message: str, host: str, detail: str) -> None:
         super().__init__(message)
         self.host = host
-        self.detail = detail
+        self.detail = redact(detail)
 
 
 class NotFound(RegistryError):
-    """A 404 for a manifest or blob that was expected to be there."""
+    """A 404 for a manifest, blob or repository that was expected to be there."""

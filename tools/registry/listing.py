@@ -8,10 +8,13 @@ from tools.tagconf.tags import parse_tag
 
 
 def tag_rows(client: RegistryClient, name: str, catalog: Catalog) -> list[tuple[str, ...]]:
-    """(tag, digest, target, arch, kind) for every tag of ``name``, sorted by tag."""
+    """(tag, digest, target, arch, kind) for every tag of ``name``, sorted by tag.
+
+    NotFound if the registry does not know the repository.
+    """
     repository = name.rsplit("/", 1)[-1]
     rows = []
-    for tag in sorted(client.list_tags(name)):
+    for tag in sorted(client.list_tags(name, missing_ok=False)):
         digest = client.manifest_digest(name, tag) or "?"
         parsed = parse_tag(catalog, repository, tag)
         if parsed:

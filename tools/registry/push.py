@@ -7,6 +7,8 @@ Order of operations, and what it guarantees:
    moves (same digest: fine, idempotent). Each manifest is looked up too
    (HEAD by digest): an image the registry has is complete, and for every
    other one staging must still hold the manifest, else nothing is written.
+   A dry run makes the same checks (and looks up each blob it would copy
+   in staging) and reports every refusal.
 2. Images go parents first. Each blob of an image the registry lacks
    (config, layers; several at once) is copied from staging: a
    cross-repository mount when staging is on the same host
@@ -16,24 +18,43 @@ Order of operations, and what it guarantees:
 3. The manifest is PUT by digest, the descriptor's bytes unchanged, and only
    then the tags, so no tag ever points at a missing manifest. A tag already
    on the right digest is left alone, which makes a no-op push 1 +
-   number-of-tags requests per image.
+   number-of-tags requests per image. The immutable tag goes first, and the
+   distribution API has no compare-and-swap: it is looked up again right
+   before its PUT, and read back after it (once a competing push that looked
+   before ours landed has had time to land too); another digest there stops
+   the push before the image's other tags move.
+
+A manifest PUT answered DIGEST_INVALID or MANIFEST_BLOB_UNKNOWN (another
+push was uploading or mounting one of its blobs at that moment) is retried
+a few times, after a HEAD of every blob and a copy of those missing.
+
+Each ref is reported as it lands (or is found on its digest already), and a
+SIGINT or SIGTERM (``Interrupted``) stops the push between two requests: no
+tag is written after it.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tools.registry.client import RegistryClient
-from tools.registry.errors import NotFound, RegistryError
+from tools.registry.errors import BadStatus, NotFound, RegistryError
 from tools.registry.plan import PlannedImage, check_collisions
 from tools.registry.staged import Clients, Lost, lost, parallel
 
 if TYPE_CHECKING:
     from tools.staging.descriptor import BlobRef, Descriptor
+
+
+def stderr_line(message: str) -> None:
+    """One line on stderr in one write, so lines of several threads never mix."""
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
 
 
 def human(n: float) -> str:
@@ -42,6 +63,24 @@ def human(n: float) -> str:
             return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
         n /= 1000
     return f"{n:.1f} GB"
+
+
+# A manifest PUT may meet another push's upload or mount of one of its blobs.
+BLOB_RACE = ("DIGEST_INVALID", "MANIFEST_BLOB_UNKNOWN", "BLOB_UNKNOWN")
+MANIFEST_ATTEMPTS = 4
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM during a push: stop now (nothing may catch it as an error)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+# Called for each ref as it settles: (image, ref, action), action "uploaded" (blob
+# bytes copied for the image), "mounted" (written without copying bytes) or "up to date".
+OnRef = Callable[[PlannedImage, str, str], None]
 
 
 @dataclass
@@ -63,9 +102,15 @@ class PushResult:
 
 
 class Pusher:
-    def __init__(self, options: PushOptions, log: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        options: PushOptions,
+        log: Callable[[str], None] | None = None,
+        on_ref: OnRef | None = None,
+    ) -> None:
         self.options = options
-        self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        self.log = log or stderr_line
+        self.on_ref = on_ref or (lambda _image, _ref, _action: None)
         self.client = Clients(
             insecure=options.insecure,
             ca_file=options.ca_file,
@@ -88,10 +133,10 @@ class Pusher:
 
     # -- the three phases -----------------------------------------------------
 
-    def check_immutable(
+    def immutable_now(
         self, images: list[PlannedImage], descriptors: dict
-    ) -> dict[tuple[str, str | None], str | None]:
-        """Phase 1: digest each immutable tag has now; refuse conflicting ones."""
+    ) -> tuple[dict[tuple[str, str | None], str | None], str]:
+        """Phase 1: the digest each immutable tag has now, and the refusal if one differs."""
         current: dict[tuple[str, str | None], str | None] = {}
         conflicts = []
         for image in images:
@@ -105,31 +150,89 @@ class Pusher:
                     f"{image.registry}/{image.repository}:{image.immutable} is {have},"
                     f" this build is {want}"
                 )
+        refusal = ""
         if conflicts:
-            raise RegistryError(
+            refusal = (
                 "immutable tags never move; nothing was pushed: "
                 + "; ".join(conflicts)
                 + ". Rebuild from the commit that made them, or push a new commit (new VCS_REF)"
             )
-        return current
+        return current, refusal
 
     def push_image(
         self, image: PlannedImage, d: Descriptor, exists: bool, immutable_now: str | None
     ) -> None:
         """Phases 2 and 3 for one image."""
         c = self.client(image.host)
+        action = "mounted"
         if not exists:
-            s = self.client.staging(d)
-            parallel(self.options.jobs, lambda b: self.copy_blob(c, s, image, d, b), d.blobs)
-            c.put_manifest(image.name, d.digest, d.manifest, d.media_type)
+            if "uploaded" in self.copy_blobs(image, d, d.blobs):
+                action = "uploaded"
+            self.put_manifest(image, d, d.digest)
         for blob in d.blobs:
             self._remember(c.host, blob.digest, image.name)
-        for tag in image.tags:
-            if tag == image.immutable and immutable_now == d.digest:
+        immutable_first = sorted(image.tags, key=lambda tag: tag != image.immutable)
+        for tag in immutable_first:
+            ref = f"{image.registry}/{image.repository}:{tag}"
+            if tag == image.immutable:
+                if immutable_now == d.digest:
+                    self.on_ref(image, ref, "up to date")
+                    continue
+                self.put_immutable(image, d)
+            elif exists and c.manifest_digest(image.name, tag) == d.digest:
+                self.on_ref(image, ref, "up to date")
                 continue
-            if exists and tag != image.immutable and c.manifest_digest(image.name, tag) == d.digest:
-                continue
-            c.put_manifest(image.name, tag, d.manifest, d.media_type)
+            else:
+                self.put_manifest(image, d, tag)
+            self.on_ref(image, ref, action)
+
+    def put_immutable(self, image: PlannedImage, d: Descriptor) -> None:
+        """PUT the immutable tag unless another digest holds it, before or after.
+
+        Without compare-and-swap, a push that looked before our PUT landed may
+        land its own after it: wait as long as our look and PUT took (about as
+        long as theirs can still take), then read the tag back.
+        """
+        c = self.client(image.host)
+        start = time.monotonic()
+        have = c.manifest_digest(image.name, image.immutable)
+        if have is None:
+            self.put_manifest(image, d, image.immutable)
+            time.sleep(time.monotonic() - start)
+            have = c.manifest_digest(image.name, image.immutable)
+        if have != d.digest:
+            raise RegistryError(
+                f"{image.registry}/{image.repository}:{image.immutable} is {have or 'gone'},"
+                f" this build is {d.digest}: another push wrote it meanwhile; immutable tags"
+                f" never move, so {image.label()}'s other tags were not written. Rebuild from"
+                " the commit that made it, or push a new commit (new VCS_REF)"
+            )
+
+    def put_manifest(self, image: PlannedImage, d: Descriptor, reference: str) -> None:
+        """PUT the manifest under ``reference`` (its digest or a tag).
+
+        DIGEST_INVALID or MANIFEST_BLOB_UNKNOWN: another push was writing one of
+        its blobs just then. Look every blob up, copy the missing ones, try again.
+        """
+        c = self.client(image.host)
+        for attempt in range(MANIFEST_ATTEMPTS):
+            try:
+                c.put_manifest(image.name, reference, d.manifest, d.media_type)
+                return
+            except BadStatus as e:
+                code = next((k for k in BLOB_RACE if e.status == 400 and k in str(e)), None)
+                if not code or attempt == MANIFEST_ATTEMPTS - 1:
+                    raise
+                self.log(f"  PUT {image.name}:{reference[:19]}: {code}; checking the blobs")
+            time.sleep(self.options.backoff * 2**attempt)
+            missing = [b for b in d.blobs if not c.blob_exists(image.name, b.digest)]
+            if missing:
+                self.copy_blobs(image, d, missing)
+
+    def copy_blobs(self, image: PlannedImage, d: Descriptor, blobs: list[BlobRef]) -> list[str]:
+        """Copy ``blobs`` into ``image``'s repository, several at once; how each went."""
+        c, s = self.client(image.host), self.client.staging(d)
+        return parallel(self.options.jobs, lambda b: self.copy_blob(c, s, image, d, b), blobs)
 
     def copy_blob(
         self,
@@ -138,23 +241,26 @@ class Pusher:
         image: PlannedImage,
         d: Descriptor,
         blob: BlobRef,
-    ) -> None:
-        """One blob from staging ``s`` into ``image``'s repository on ``c``."""
+    ) -> str:
+        """One blob from staging ``s`` into ``image``'s repository on ``c``.
+
+        Returns how: "mounted", "present" (the registry had it) or "uploaded".
+        """
         session = None
         if s.host == c.host:
             session = c.mount_blob(image.name, blob.digest, d.staging_name)
             if session is None:
                 self.log(f"  mounted {blob.digest[:19]} from {d.staging_name}")
-                return
+                return "mounted"
         else:
             for source in self.known.get((c.host, blob.digest), []):
                 if source != image.name:
                     session = c.mount_blob(image.name, blob.digest, source)
                     if session is None:
                         self.log(f"  mounted {blob.digest[:19]} from {source}")
-                        return
+                        return "mounted"
             if c.blob_exists(image.name, blob.digest):
-                return
+                return "present"
         self.log(f"  copying {blob.digest[:19]} ({human(blob.size)}) from {s.host}")
         try:
             c.upload(
@@ -166,6 +272,7 @@ class Pusher:
             )
         except NotFound:
             raise lost(d) from None
+        return "uploaded"
 
     def _remember(self, host: str, digest: str, name: str) -> None:
         repos = self.known.setdefault((host, digest), [])
@@ -174,34 +281,52 @@ class Pusher:
 
     # -- driver ---------------------------------------------------------------
 
-    def dry_run(self, images: list[PlannedImage]) -> list[str]:
-        """What a push would do, per ref; reads, never writes."""
+    def dry_run(self, images: list[PlannedImage]) -> tuple[list[str], list[str]]:
+        """What a push would do, per ref, and every refusal it would make; never writes."""
+        check_collisions(images)
+        descriptors = {image.key: image.load_descriptor() for image in images}
+        refusals = [r for r in [self.immutable_now(images, descriptors)[1]] if r]
         lines = []
+        brought: set[tuple[str, str]] = set()  # (host, blob) an earlier image brings
         for image in images:
-            d = image.load_descriptor()
+            d = descriptors[image.key]
             c = self.client(image.host)
-            if c.manifest_digest(image.name, d.digest) == d.digest:
-                state = "manifest present"
-            else:
-                s = self.client.check_staged(d)
-                missing = [b for b in d.blobs if not c.blob_exists(image.name, b.digest)]
-                present = f"{len(d.blobs) - len(missing)}/{len(d.blobs)} blobs present"
-                if not missing:
-                    state = present
-                elif s.host == c.host:
-                    state = f"{present}, would mount {len(missing)} from staging {d.staging_name}"
-                else:
-                    size = human(sum(b.size for b in missing))
-                    state = f"{present}, would copy {len(missing)} ({size}) from staging {s.host}"
+            try:
+                state = self._would(image, d, brought)
+            except Lost as e:
+                refusals.append(str(e))
+                state = "lost from staging"
+            brought |= {(c.host, b.digest) for b in d.blobs}
             for ref in image.refs:
                 lines.append(f"{ref}@{d.digest} ({state})")
-        return lines
+        return lines, refusals
+
+    def _would(self, image: PlannedImage, d: Descriptor, brought: set[tuple[str, str]]) -> str:
+        """What pushing ``image`` would take; Lost if staging lacks what it would copy."""
+        c = self.client(image.host)
+        if c.manifest_digest(image.name, d.digest) == d.digest:
+            return "manifest present"
+        s = self.client.check_staged(d)
+        missing = [b for b in d.blobs if not c.blob_exists(image.name, b.digest)]
+        # a sibling repository mount serves only a push from another host
+        needed = [b for b in missing if s.host == c.host or (c.host, b.digest) not in brought]
+        if any(not s.blob_exists(d.staging_name, b.digest) for b in needed):
+            raise lost(d)
+        present = f"{len(d.blobs) - len(missing)}/{len(d.blobs)} blobs present"
+        if not missing:
+            return present
+        if s.host == c.host:
+            return f"{present}, would mount {len(missing)} from staging {d.staging_name}"
+        size = human(sum(b.size for b in missing))
+        return f"{present}, would copy {len(missing)} ({size}) from staging {s.host}"
 
     def push(self, images: list[PlannedImage]) -> PushResult:
         check_collisions(images)
         result = PushResult()
         descriptors = {image.key: image.load_descriptor() for image in images}
-        immutable_now = self.check_immutable(images, descriptors)
+        immutable_now, refusal = self.immutable_now(images, descriptors)
+        if refusal:
+            raise RegistryError(refusal)
         exists = {}
         for image in images:
             d = descriptors[image.key]

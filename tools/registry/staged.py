@@ -97,12 +97,20 @@ class Clients:
 
 
 def parallel(jobs: int, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
-    """``fn`` over ``items`` on up to ``jobs`` threads; the first error stops the rest."""
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(fn, item) for item in items]
-        try:
-            return [f.result() for f in futures]
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
+    """``fn`` over ``items`` on up to ``jobs`` threads; the first error stops the rest.
+
+    An error waits for the calls in flight; an interrupt (KeyboardInterrupt, a
+    push's Interrupted) abandons them.
+    """
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    futures = [pool.submit(fn, item) for item in items]
+    try:
+        results = [f.result() for f in futures]
+    except Exception:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return results

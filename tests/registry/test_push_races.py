@@ -1,0 +1,226 @@
+"""Pushes that race each other or get interrupted: real `registry push` processes.
+
+Synthetic images staged the way image builds leave them, real
+docker-registry processes, slow proxies to line the races up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.registry.fixtures import Fault, FaultProxy, Registry
+from tests.registry.staging_images import NAMESPACE, family, layer, refs, stage, write_plan
+
+
+@pytest.fixture
+def env(tmp_path):
+    """No user credentials."""
+    config = tmp_path / "docker-config"
+    config.mkdir()
+    return {**os.environ, "DOCKER_CONFIG": str(config)}
+
+
+@pytest.fixture
+def registries(tmp_path):
+    started = []
+
+    def start(name: str) -> Registry:
+        started.append(Registry(tmp_path / name))
+        return started[-1]
+
+    yield start
+    for r in started:
+        r.stop()
+
+
+@pytest.fixture
+def proxy_for():
+    proxies = []
+
+    def make(registry: Registry) -> FaultProxy:
+        proxies.append(FaultProxy(registry.host))
+        return proxies[-1]
+
+    yield make
+    for p in proxies:
+        p.stop()
+
+
+class Push:
+    """A `registry push` process; stdout lines are collected as they are printed."""
+
+    def __init__(self, plan: Path, registry: str, env: dict, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [
+                os.environ["REGISTRY_BIN_TOOL"],
+                "push",
+                "--plan",
+                str(plan),
+                "--registry",
+                registry,
+                *args,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        self.lines: list[str] = []
+        self.err = ""
+        self._out = threading.Thread(target=self._read_out)
+        self._err = threading.Thread(target=self._read_err)
+        self._out.start()
+        self._err.start()
+
+    def _read_out(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def _read_err(self) -> None:
+        self.err = self.proc.stderr.read()
+
+    def wait(self, timeout: float = 120) -> int:
+        code = self.proc.wait(timeout)
+        self._out.join()
+        self._err.join()
+        return code
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.wait()
+
+
+def immutable_tag(spec: Path) -> str:
+    return json.loads(spec.read_text())["tags"]["immutable"]
+
+
+def test_two_pushes_racing_for_one_immutable_tag_never_both_succeed(
+    tmp_path, env, registries, proxy_for
+):
+    staging, target = registries("staging"), registries("target")
+    # two builds of one target with different content and the same VCS_REF
+    builds = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        image = stage(
+            staging.host, tmp_path / name, "rocm-runtime", [layer(200_000, name)], vcs_ref="1234567"
+        )
+        builds.append(image)
+    digests = [b.descriptor.digest for b in builds]
+    assert digests[0] != digests[1]
+    tag = immutable_tag(builds[0].spec)
+    assert tag == immutable_tag(builds[1].spec)
+    # every manifest PUT takes 1.5 s: both pushes pass the up-front check, and each
+    # PUTs the immutable tag before the other one's has landed
+    proxy = proxy_for(target)
+    proxy.faults.append(Fault("PUT", r"/manifests/", "slow", count=1000, delay=1.5))
+    plans = [write_plan(tmp_path / name, [b]) for name, b in zip("ab", builds, strict=True)]
+    pushes = [Push(plan, f"{proxy.host}/{NAMESPACE}", env) for plan in plans]
+    codes = [p.wait() for p in pushes]
+    # should let at most one of them succeed ...
+    assert codes.count(0) <= 1, [p.err for p in pushes]
+    # ... and leave the tag on the digest of the one that did
+    holds = target.all_refs()[f"{NAMESPACE}/rocm-runtime:{tag}"]
+    assert holds in digests
+    for push, code, digest in zip(pushes, codes, digests, strict=True):
+        if code == 0:
+            assert holds == digest
+        else:
+            # the loser fails loudly, naming its digest and the one the registry holds
+            assert code == 1, push.err
+            assert holds != digest
+            errors = [line for line in push.err.splitlines() if "error" in line]
+            assert len(errors) == 1, push.err
+            assert tag in errors[0] and digests[0] in errors[0] and digests[1] in errors[0]
+
+
+@pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_push_stops_at_once_and_says_what_was_pushed(
+    tmp_path, env, registries, proxy_for, signum, code
+):
+    staging, target = registries("staging"), registries("target")
+    parent, child = images = family(staging.host, tmp_path / "images", vcs_ref="1234567")
+    proxy = proxy_for(target)
+    # the child's own blobs (its layer and config) hang in their upload for a minute
+    proxy.faults.append(Fault("PUT", r"/base/blobs/uploads/", "slow", count=100, delay=60))
+    push = Push(write_plan(tmp_path, images), f"{proxy.host}/{NAMESPACE}", env)
+    try:
+        # should print each `pushed` line as the tag lands: the parent's three, while
+        # the child's blobs are still on their way
+        deadline = time.monotonic() + 30
+        while len(push.lines) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(push.lines) == 3, (push.lines, push.proc.poll())
+        while not any("/base/blobs/uploads/" in r[1] for r in proxy.requests) and (
+            time.monotonic() < deadline
+        ):
+            time.sleep(0.05)  # the child's mounts are answered: its uploads are in flight
+        time.sleep(0.3)
+        sent_at = len(proxy.requests)
+        push.proc.send_signal(signum)
+        # should stop at once, abandoning the uploads in flight, with rc 128 + signal
+        start = time.monotonic()
+        assert push.wait(timeout=15) == code, push.err
+        assert time.monotonic() - start < 5
+    finally:
+        push.kill()
+    assert "Traceback" not in push.err
+    # should say what was and was not pushed
+    name = signal.Signals(signum).name
+    err = push.err.splitlines()
+    assert f"registry: interrupted by {name}" in push.err
+    assert "  pushed: rocm-runtime (gfx950)" in err
+    assert "  not pushed: pytorch-base (gfx950)" in err
+    # every `pushed` line is true; no tag written after the signal; no tag on a missing manifest
+    published = target.all_refs()
+    want = refs(images, NAMESPACE)
+    assert sorted(push.lines) == sorted(
+        f"pushed {proxy.host}/{r}" for r in want if "/rocm-runtime:" in r
+    )
+    for line in push.lines:
+        ref = line.removeprefix(f"pushed {proxy.host}/")
+        assert published[ref] == parent.descriptor.digest
+    assert not [r for r in proxy.requests[sent_at:] if r[0] == "PUT" and "/manifests/" in r[1]]
+    assert all(published[r] == want[r] for r in published)
+    assert not any("/base:" in r for r in published)
+    status, _, _ = target.get(
+        f"/v2/{NAMESPACE}/base/manifests/{child.descriptor.digest}",
+        {"Accept": child.descriptor.media_type},
+    )
+    assert status == 404  # the child's manifest never went up: nor did a tag of it
+
+
+def test_two_identical_pushes_at_once_both_succeed(tmp_path, env, registries):
+    # forty small layers shared by a parent and its child, staged on the target's host:
+    # both pushes mount every blob and PUT each manifest while the other mounts
+    layers = [layer(1000, f"l{i}") for i in range(40)]
+    for n in range(5):
+        registry = registries(f"registry{n}")
+        images_dir = tmp_path / f"images{n}"
+        images_dir.mkdir()
+        parent = stage(registry.host, images_dir, "rocm-runtime", layers, vcs_ref="1234567")
+        child = stage(
+            registry.host,
+            images_dir,
+            "pytorch-base",
+            [*layers, layer(1000, "own")],
+            parents={"rocm-runtime": parent.descriptor.digest},
+            vcs_ref="1234567",
+        )
+        plan = write_plan(images_dir, [parent, child])
+        pushes = [Push(plan, f"{registry.host}/{NAMESPACE}", env) for _ in range(2)]
+        codes = [p.wait() for p in pushes]
+        # should both succeed, and publish exactly the spec's tags
+        assert codes == [0, 0], (n, [p.err for p in pushes])
+        published = {r: d for r, d in registry.all_refs().items() if r.startswith(NAMESPACE)}
+        assert published == refs([parent, child], NAMESPACE)
+        registry.stop()
