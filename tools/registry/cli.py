@@ -37,7 +37,8 @@ def _connection_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--insecure",
         action="store_true",
-        help="plain HTTP to a non-loopback registry (loopback uses plain HTTP unless the registry is given as https://HOST)",
+        help="plain HTTP to a non-loopback registry (loopback uses plain HTTP unless the"
+        " registry is given as https://HOST)",
     )
     p.add_argument(
         "--ca-file", type=user_path, help="CA bundle that signs the registry's certificate"
