@@ -263,13 +263,13 @@ def _cache_registry():
 @check("clean rebuild gives byte-identical digests")
 def _reproducible():
     assert BEFORE, "first build did not run"
-    own = f"unix://{os.environ.get('ROCM_CI_SERVICES_DIR', '')}/docker.sock"
-    if os.environ.get("DOCKER_HOST") != own:
+    engine_dir = os.environ.get("ROCM_PYTORCH_ENGINE_DIR", "")
+    if not engine_dir or os.environ.get("DOCKER_HOST") != f"unix://{engine_dir}/docker.sock":
         # never wipe an engine CI did not start: on a build host that is hours
         # of BuildKit and ccache caches
         raise AssertionError(
-            f"refusing to prune DOCKER_HOST={os.environ.get('DOCKER_HOST')}: not the engine"
-            " .ci/run started (container-services.sh); run this check through .ci/run"
+            f"refusing to prune DOCKER_HOST={os.environ.get('DOCKER_HOST')}: not the private"
+            " engine .ci/run started (tools/engine env --private); run this check through .ci/run"
         )
     bazel("clean")
     subprocess.run(["docker", "buildx", "prune", "-af"], capture_output=True, check=True)

@@ -1,7 +1,7 @@
 """Remote cache check: a real HTTP cache, two fresh output bases, 100 % hits.
 
 Starts a loopback Bazel HTTP cache (Debian's nginx with WebDAV, through
-`bazel-sid-run`) on a free 127.0.0.1 port, then runs a small real subset of
+`rocm-pytorch-sid-run`) on a free 127.0.0.1 port, then runs a small real subset of
 the repository twice with `--config=ci` against it:
 
 - run A, output base A, empty cache: builds and tests everything and uploads
@@ -26,9 +26,9 @@ wall times of A and B, then `remote cache checks: N passed, M failed`; exits
 non-zero on any failure. nginx, both Bazel servers and every temporary file
 (output bases included) are gone at the end, whatever happens.
 
-Needs: the Docker engine (`eval "$(../shared/ci/container-services.sh start)"`;
+Needs: the Docker engine (`eval "$(python3 -m tools.engine env)"`;
 DOCKER_HOST/DOCKER_CONFIG are passed to the actions by .bazelrc) and
-`bazel-sid-run` (../shared/ci/install-bazel.sh). Python 3.11, stdlib only.
+`rocm-pytorch-sid-run` (tools/bootstrap.sh). Python 3.11, stdlib only.
 
     python3 .ci/remote_cache_check.py [--keep]
 """
@@ -121,7 +121,7 @@ class Nginx:
             (self.prefix / "nginx.conf").write_text(conf)
             log = (self.prefix / "stderr.log").open("w")
             self.proc = subprocess.Popen(
-                ["bazel-sid-run", "nginx", "-p", str(self.prefix), "-c", "nginx.conf"],
+                ["rocm-pytorch-sid-run", "nginx", "-p", str(self.prefix), "-c", "nginx.conf"],
                 cwd=self.prefix,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -300,8 +300,7 @@ def check(workdir: Path, extra: list[str]) -> None:
         report(
             "Docker engine",
             False,
-            "DOCKER_HOST is not set; run "
-            'eval "$(bash ../shared/ci/container-services.sh start)" first',
+            'DOCKER_HOST is not set; run eval "$(python3 -m tools.engine env)" first',
         )
         return
     nginx = Nginx(workdir)

@@ -23,6 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tools import engine
 from tools.registry.client import RegistryClient
 from tools.registry.errors import RegistryError
 from tools.staging import StagingError, resolve
@@ -298,7 +299,11 @@ def run(args: argparse.Namespace) -> None:
             args, spec, ctx, parents, upstream, f"{staging.host}/{name}:{tag}", metadata_file
         )
         log_path = log_file(args.log) or Path(tmp) / "buildx.log"
-        env = dict(os.environ, SOURCE_DATE_EPOCH="0")
+        try:  # $DOCKER_HOST, the host's engine, else the private one (started if needed)
+            docker_env = engine.ensure()
+        except engine.EngineError as e:
+            raise BuildError(f"no Docker engine for {describe(spec, args)}: {e}") from None
+        env = dict(os.environ, **docker_env, SOURCE_DATE_EPOCH="0")
         with log_path.open("w") as log:
             log.write(f"# {describe(spec, args)}\n# {' '.join(cmd)}\n")
             log.flush()

@@ -12,6 +12,14 @@ import pytest
 
 
 def main() -> int:
+    if os.environ.get("ROCM_PYTORCH_TEST_ENGINE"):  # pytest_test(engine = True)
+        from tools import engine
+
+        try:
+            engine.apply()
+        except engine.EngineError as e:
+            print(f"pytest_main: no Docker engine for this test: {e}", file=sys.stderr)
+            return 1
     args = ["-p", "no:cacheprovider", "-ra", *sys.argv[1:]]
     xml = os.environ.get("XML_OUTPUT_FILE")
     if xml:

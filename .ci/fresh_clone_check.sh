@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# fresh_clone_check.sh - the README's setup, in a fresh clone with no ../shared.
+#
+#   .ci/fresh_clone_check.sh [--worktree] [BAZEL_TEST_FLAG...]
+#
+# Clones this checkout's HEAD (git clone) into a new temporary directory that
+# holds nothing else (no ../shared, no user.bazelrc, no bazel-* links, no
+# untracked files) and runs there exactly the README's two setup lines,
+#     tools/bootstrap.sh
+#     bazel test //tests/...
+# in an environment without the engine's and registry's variables
+# (DOCKER_HOST, DOCKER_CONFIG, ROCM_PYTORCH_ENGINE_DIR, REGISTRY, ...), as a
+# new user has it: the builds and tests must find or start an engine
+# themselves. BAZEL_TEST_FLAGs are added to the test command (.ci/run passes
+# its cache flag, so the run takes cache hits). --worktree copies uncommitted
+# changes (tracked and untracked, not ignored) over the clone, to check work
+# before it is committed.
+#
+# The clone's Bazel output base lives in the temporary directory; the server
+# is shut down and the directory removed at the end. A private engine the run
+# started (none answered before) is stopped again. The last line is
+# `fresh clone: N passed, N failed`, counted like .ci/summary.py (pytest cases
+# from each test target's JUnit XML; a target without results is a failure).
+set -uo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+worktree=0 flags=() tmp='' clone='' engine_was_up='' clean=(env)
+for a in "$@"; do
+  case $a in
+    --worktree) worktree=1 ;;
+    -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) flags+=("$a") ;;
+  esac
+done
+say() { echo "fresh clone: $*" >&2; }
+fail() {
+  say "$*"
+  cleanup
+  echo "fresh clone: 0 passed, 1 failed"
+  exit 1
+}
+
+# /var/tmp, not /tmp: Bazel's sandboxes put an empty /tmp over the real one
+tmp=$(mktemp -d "${FRESH_CLONE_TMPDIR:-/var/tmp}/rocm-pytorch-fresh-clone.XXXXXX") ||
+  fail "cannot make a temporary directory"
+clone=$tmp/rocm-pytorch-images
+ob=$tmp/output-base
+# the variables .ci/run (or a developer's shell) set for an engine or registry
+clean=(env -u DOCKER_HOST -u DOCKER_CONFIG -u DOCKER_CONTEXT -u BUILDX_NO_DEFAULT_ATTESTATIONS
+  -u ROCM_PYTORCH_ENGINE_DIR -u REGISTRY -u ROCM_CI_SERVICES_DIR -u ROCM_CI_REGISTRY_LOG
+  -u CONTAINERS_REGISTRIES_CONF -u ROCM_PYTORCH_STAGING_DIR -u ROCM_PYTORCH_STAGING_PORT)
+path=$(printf '%s' "$PATH" | tr ':' '\n' |
+  grep -vxF -e "${ROCM_PYTORCH_ENGINE_DIR:-/nonexistent}/bin" | grep -v '/rocm-pytorch-images/.*engine/bin$' |
+  paste -sd:)
+clean+=("PATH=$path")
+
+cleanup() {
+  trap - EXIT
+  if [ -d "$clone" ]; then
+    (cd "$clone" && "${clean[@]}" bazel --output_base="$ob" shutdown) >/dev/null 2>&1
+    if [ "$engine_was_up" = no ]; then
+      say "stopping the private engine this run started"
+      (cd "$clone" && "${clean[@]}" python3 -m tools.engine stop) >&2
+    fi
+  fi
+  if [ -n "$tmp" ]; then rm -rf --one-file-system "$tmp"; fi
+}
+trap cleanup EXIT
+
+say "cloning $(git -C "$src" rev-parse --short HEAD) into $clone"
+git clone -q --no-hardlinks "$src" "$clone" || fail "git clone failed"
+if [ "$worktree" = 1 ]; then
+  (cd "$src" && git ls-files -z -m -o --exclude-standard | xargs -0 -r cp --parents -t "$clone") ||
+    fail "copying the uncommitted changes failed"
+  (cd "$src" && git ls-files -z -d) | (cd "$clone" && xargs -0 -r rm -f --)
+  say "copied the uncommitted changes (--worktree)"
+fi
+[ ! -e "$tmp/shared" ] || fail "$tmp/shared exists"
+cd "$clone" || fail "cannot enter $clone"
+if "${clean[@]}" python3 -m tools.engine status >/dev/null 2>&1; then engine_was_up=yes; else engine_was_up=no; fi
+
+t0=$(date +%s)
+say "tools/bootstrap.sh"
+"${clean[@]}" bash tools/bootstrap.sh || fail "tools/bootstrap.sh failed"
+say "bazel test //tests/... ${flags[*]}"
+"${clean[@]}" bazel --output_base="$ob" test //tests/... "${flags[@]}"
+test_rc=$?
+labels=$("${clean[@]}" bazel --output_base="$ob" query 'tests(//tests/...)' 2>/dev/null | sort)
+testlogs=$("${clean[@]}" bazel --output_base="$ob" info bazel-testlogs 2>/dev/null)
+[ -n "$labels" ] && [ -n "$testlogs" ] || fail "bazel query/info failed in the clone"
+# shellcheck disable=SC2086
+out=$(python3 .ci/summary.py "$testlogs" $labels)
+line=$(printf '%s\n' "$out" | tail -n 1)
+say "$(echo "$labels" | wc -w) test targets in $(($(date +%s) - t0))s (bazel test exit $test_rc)"
+if [ "$test_rc" -ne 0 ] && [[ $line =~ \ 0\ failed$ ]]; then
+  say "bazel test failed although every test result passed (a build error?)"
+  line="${line% 0 failed} 1 failed"
+fi
+cleanup # before the summary, so that it is the last line
+echo "fresh clone: $line"
+[[ $line =~ \ 0\ failed$ ]]
