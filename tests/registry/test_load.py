@@ -1,7 +1,6 @@
 """`registry load`: images from staging into the local Docker engine under their real refs.
 
-Needs a Docker engine (DOCKER_HOST; CI starts one with
-`eval "$(../shared/ci/container-services.sh start)"`): the engine pulls from
+Needs a Docker engine (tools/engine finds or starts one): the engine pulls from
 a loopback staging registry this test starts (dockerd treats 127.0.0.0/8 as
 insecure).
 """
