@@ -95,6 +95,6 @@ def docker_env_hint() -> str:
     if not os.environ.get("DOCKER_HOST"):
         return (
             "DOCKER_HOST is unset: start the engine with"
-            ' eval "$(../shared/ci/container-services.sh start)" (.bazelrc passes it to tests)'
+            ' eval "$(python3 -m tools.engine env)" (.bazelrc passes it to tests)'
         )
     return ""
