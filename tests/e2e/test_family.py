@@ -167,6 +167,44 @@ def test_pytorch_test_ran_its_smoke_test():
         assert report == f"target=pytorch-test arch={arch} smoke=ok\n"
 
 
+def imagebuild(
+    tmp_path,
+    spec: Path | str,
+    *extra: str,
+    staging: str = "127.0.0.1:9/unused",
+    env: dict | None = None,
+):
+    """Run the ImageBuild tool on ``spec`` (a path, or a build spec name in PACKAGE).
+
+    The default staging address is never contacted: these builds fail first.
+    Returns the process and the path of BuildKit's log.
+    """
+    log = tmp_path / "logs" / "image.log"
+    proc = subprocess.run(
+        [
+            os.environ["IMAGEBUILD_BIN"],
+            "--spec",
+            str(spec if isinstance(spec, Path) else PACKAGE / spec),
+            "--dockerfile",
+            "tests/e2e/docker/Dockerfile.base",
+            "--network",
+            "none",
+            "--output",
+            str(tmp_path / "out.json"),
+            "--staging",
+            staging,
+            "--log",
+            str(log),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+    return proc, log
+
+
 def test_wrong_dockerfile_stage_fails_naming_target_arch_and_dockerfile(tmp_path):
     spec = tmp_path / "spec.json"
     spec.write_text(
@@ -180,21 +218,7 @@ def test_wrong_dockerfile_stage_fails_naming_target_arch_and_dockerfile(tmp_path
             }
         )
     )
-    cmd = [
-        os.environ["IMAGEBUILD_BIN"],
-        "--spec",
-        str(spec),
-        "--dockerfile",
-        "tests/e2e/docker/Dockerfile.base",
-        "--network",
-        "none",
-        "--output",
-        str(tmp_path / "out.json"),
-        # fails before anything is pushed: no staging registry is contacted
-        "--staging",
-        "127.0.0.1:9/unused",
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    proc, _ = imagebuild(tmp_path, spec)
     # should fail, name the target, arch, Dockerfile and stage, and show BuildKit's log
     assert proc.returncode == 1
     assert (
@@ -203,33 +227,6 @@ def test_wrong_dockerfile_stage_fails_naming_target_arch_and_dockerfile(tmp_path
     )
     assert 'target stage "no-such-stage" could not be found' in proc.stderr
     assert not Path(tmp_path / "out.json").exists()
-
-
-def imagebuild(tmp_path, build_spec: str, *extra: str, env: dict | None = None):
-    log = tmp_path / "logs" / "image.log"
-    proc = subprocess.run(
-        [
-            os.environ["IMAGEBUILD_BIN"],
-            "--spec",
-            str(PACKAGE / build_spec),
-            "--dockerfile",
-            "tests/e2e/docker/Dockerfile.base",
-            "--network",
-            "none",
-            "--output",
-            str(tmp_path / "out.json"),
-            "--staging",
-            "127.0.0.1:9/unused",
-            "--log",
-            str(log),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, **(env or {})},
-    )
-    return proc, log
 
 
 def test_upstream_that_cannot_be_pulled_points_to_the_mirror_define(tmp_path):
@@ -263,25 +260,12 @@ def test_child_build_of_a_parent_staging_lost_fails_with_the_forget_hint(tmp_pat
     gone = tmp_path / "rocm-runtime.gfx950.json"
     gone.write_text(json.dumps(parent))
     out = tmp_path / "out.json"
-    proc = subprocess.run(
-        [
-            os.environ["IMAGEBUILD_BIN"],
-            "--spec",
-            str(PACKAGE / "pytorch-base.gfx950.build.json"),
-            "--dockerfile",
-            "tests/e2e/docker/Dockerfile.base",
-            "--network",
-            "none",
-            "--output",
-            str(out),
-            "--staging",
-            parent["staging"]["registry"],
-            "--parent",
-            f"rocm-runtime={gone}",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    proc, _ = imagebuild(
+        tmp_path,
+        "pytorch-base.gfx950.build.json",
+        "--parent",
+        f"rocm-runtime={gone}",
+        staging=parent["staging"]["registry"],
     )
     # should stop before building, name the lost image and how to rebuild it
     assert proc.returncode == 1
@@ -297,22 +281,7 @@ def test_child_build_of_a_parent_staging_lost_fails_with_the_forget_hint(tmp_pat
 def test_stale_targets_bzl_fails_naming_update_targets(tmp_path):
     # the catalogue gives pytorch-base the parent rocm-runtime; a stale
     # targets.bzl would wire it with none (or old ones)
-    proc = subprocess.run(
-        [
-            os.environ["IMAGEBUILD_BIN"],
-            "--spec",
-            str(PACKAGE / "pytorch-base.gfx950.build.json"),
-            "--dockerfile",
-            "tests/e2e/docker/Dockerfile.base",
-            "--output",
-            str(tmp_path / "out.json"),
-            "--staging",
-            "127.0.0.1:9/unused",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc, _ = imagebuild(tmp_path, "pytorch-base.gfx950.build.json")
     # should refuse before building, and say how to regenerate the graph
     assert proc.returncode == 1
     assert proc.stderr.strip() == (
