@@ -272,9 +272,13 @@ def run(args: argparse.Namespace) -> None:
     parents = dict(load_parent(item, "parent") for item in args.parent)
     check_parents(spec, sorted(parents))
     upstream = load_parent(args.upstream, "upstream")[1] if args.upstream else None
-    for d in [*parents.values(), *([upstream] if upstream else [])]:
-        if d.embedded:
-            resolve(None)  # the embedded registry may have been stopped: start it
+    inputs = [*parents.values(), *([upstream] if upstream else [])]
+    if not staging.embedded and any(d.embedded for d in inputs):
+        try:
+            resolve(None)  # parents in the embedded registry, which may have been stopped
+        except StagingError as e:
+            raise BuildError(f"staging: {e}") from None
+    for d in inputs:
         if not staged(d):
             raise BuildError(lost(d))
     files = [args.dockerfile, *args.src]
