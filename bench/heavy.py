@@ -1,6 +1,6 @@
 """Heavy benchmark: a 1 GB image chain through the project's rules vs plain buildx.
 
-    eval "$(bash ../shared/ci/container-services.sh start)"
+    eval "$(python3 -m tools.engine env --registry)"
     python3 bench/heavy.py [--root-mb 1024] [--child-mb 50] [--grand-mb 5] [--reps 3]
 
 Builds //bench/heavy (a root with a ROOT_MB random layer, a child adding
@@ -24,10 +24,10 @@ context) and measures:
 - a cold publish of the chain with the project's push (//bench/heavy:push)
   vs `crane copy` of the same three images from staging.
 
-`--dockerfile family` (default) builds bench/heavy/Dockerfile, where each
-parent is also a stage of the same file (as in the family's Dockerfiles);
-`--dockerfile distinct` builds Dockerfile.distinct, where it is not (see
-bench/README.md for why that matters).
+`--dockerfile family` (default) builds bench/heavy/Dockerfile, whose stage
+names differ from the parent names, as in the family's Dockerfiles;
+`--dockerfile overlap` builds Dockerfile.overlap, where each parent is also
+a stage of the same file (see bench/README.md for why that matters).
 
 Numbers, not assertions. Progress goes to stderr; the table and, as the last
 line, the summary to stdout. At the end it deletes its plain images, the two
@@ -58,10 +58,10 @@ from tools.staging import embedded  # noqa: E402  (standard library only)
 
 PKG = "//bench/heavy"
 IMAGES = {"root": "heavy-root", "child": "heavy-child", "grand": "heavy-grand"}
-# --dockerfile: the file and the stage of each image (catalog.toml, catalog.distinct.toml).
+# --dockerfile: the file and the stage of each image (catalog.toml, catalog.overlap.toml).
 DOCKERFILES = {
-    "family": ("Dockerfile", IMAGES),
-    "distinct": ("Dockerfile.distinct", {k: k for k in IMAGES}),
+    "family": ("Dockerfile", {k: k for k in IMAGES}),
+    "overlap": ("Dockerfile.overlap", IMAGES),
 }
 DOCKERFILE_DIR = ROOT / "bench/heavy"
 BUSYBOX = ("/usr/bin/busybox", "/opt/bazel-sid/usr/bin/busybox")
@@ -399,9 +399,9 @@ def main() -> int:
         "--dockerfile",
         choices=sorted(DOCKERFILES),
         default="family",
-        help="family (default): each parent is also a stage of the Dockerfile, as in the"
-        " family's Dockerfiles, so its named context overrides that stage; distinct: stage"
-        " names differ from the parent names (Dockerfile.distinct)",
+        help="family (default): stage names differ from the parent names, as in the"
+        " family's Dockerfiles; overlap: each parent is also a stage of the Dockerfile, so"
+        " its named context overrides that stage (Dockerfile.overlap)",
     )
     parser.add_argument(
         "--keep",

@@ -22,7 +22,6 @@ DOCKERFILE_SRCS = {
         _S + "install-python.sh",
         _S + "build-tools.txt",
         _S + "configure-sccache.sh",
-        _S + "prune-rocm-arch.sh",
         _S + "build-env.sh",
     ],
     "docker/Dockerfile.cupy": _WHEEL_BUILD,
@@ -47,6 +46,7 @@ DOCKERFILE_SRCS = {
         _S + "smoke-test-torch.py",
         _S + "test-requirements.txt",
     ],
+    "docker/Dockerfile.rocm-runtime": [_S + "prune-rocm-arch.sh"],
     "docker/Dockerfile.runtime": [
         _S + "apt-install.sh",
         _S + "install-python.sh",

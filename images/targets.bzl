@@ -41,7 +41,7 @@ TARGETS = {
         "tag_template": "${ROCM_VERSION}-${ARCH}",
         "floating_suffix": "",
         "arch": True,
-        "dockerfile": "docker/Dockerfile.base",
+        "dockerfile": "docker/Dockerfile.rocm-runtime",
         "stage": "rocm-runtime",
         "parents": [],
     },

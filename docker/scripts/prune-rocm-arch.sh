@@ -11,7 +11,7 @@
 # generic target covering the requested one (gfx9-4-generic, gfx11-generic,
 # ...), stay.
 #
-# The deletion only saves space because Dockerfile.base copies the pruned
+# The deletion only saves space because Dockerfile.rocm-runtime copies the pruned
 # tree into a fresh FROM-scratch stage; in a layer on top of the upstream
 # image the files would still be shipped underneath.
 set -euo pipefail

@@ -220,7 +220,7 @@ def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out, build_out)
       out: File, the spec JSON to write (tags, refs, build spec).
       build_out: File, the build spec JSON to write (content only).
     """
-    inputs = [catalog]
+    inputs = [catalog, ctx.file.dockerfile]
     status = None
     if ctx.attr.stamp:
         inputs.append(ctx.info_file)
@@ -228,7 +228,7 @@ def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out, build_out)
     ctx.actions.run(
         executable = tagconf,
         arguments = spec_arguments(ctx.var, catalog.path, target, arch, value_keys, out.path, status) +
-                    ["--build-output", build_out.path],
+                    ["--build-output", build_out.path, "--dockerfile", ctx.file.dockerfile.path],
         inputs = inputs,
         outputs = [out, build_out],
         mnemonic = "ImageSpec",

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.dockerfiles import model
 from tests.dockerfiles.family import (
     CATALOG,
     DOCKERFILE_IDS,
@@ -33,6 +32,7 @@ from tests.dockerfiles.family import (
     contexts,
     upstream_ref,
 )
+from tools.dockerfile import model
 from tools.tagconf.spec import ARCH_BUILD_ARG
 
 # Every file of docker/scripts (the //docker:scripts filegroup, as Bazel sees it).
@@ -86,6 +86,21 @@ def test_stage_reaches_exactly_its_catalogue_parents(target):
         )
         + "".join(f"  never reached: {r}\n" for r in sorted(expected - found))
         + "Fix the Dockerfile, or `parents` of the target in images/catalog.toml."
+    )
+
+
+@pytest.mark.parametrize("target", TARGETS, ids=TARGET_IDS)
+def test_no_parent_replaces_a_stage_the_image_is_built_from(target):
+    found = model.replaced_base(
+        PARSED[target.dockerfile], target.stage, contexts(target), build_args(target)
+    )
+    # should reach each parent by a FROM that names no stage of the file: a
+    # named context that replaces a stage makes BuildKit rewrite the parent's
+    # every layer on each build (the multi-GB ROCm tree under base)
+    assert found is None, (
+        f"{target.name}: {target.dockerfile} stage {found[0].name} is built FROM stage"
+        f" {found[1]}, which the parent image {found[1]} replaces; rename the stage or move it"
+        " to its own Dockerfile"
     )
 
 

@@ -173,6 +173,7 @@ def imagebuild(
     *extra: str,
     staging: str = "127.0.0.1:9/unused",
     env: dict | None = None,
+    dockerfile: str = "Dockerfile.rocm-runtime",
 ):
     """Run the ImageBuild tool on ``spec`` (a path, or a build spec name in PACKAGE).
 
@@ -186,7 +187,7 @@ def imagebuild(
             "--spec",
             str(spec if isinstance(spec, Path) else PACKAGE / spec),
             "--dockerfile",
-            "tests/e2e/docker/Dockerfile.base",
+            f"tests/e2e/docker/{dockerfile}",
             "--network",
             "none",
             "--output",
@@ -223,7 +224,7 @@ def test_wrong_dockerfile_stage_fails_naming_target_arch_and_dockerfile(tmp_path
     assert proc.returncode == 1
     assert (
         "imagebuild: error: image build failed: target rocm-runtime, arch gfx950,"
-        " tests/e2e/docker/Dockerfile.base stage no-such-stage" in proc.stderr
+        " tests/e2e/docker/Dockerfile.rocm-runtime stage no-such-stage" in proc.stderr
     )
     assert 'target stage "no-such-stage" could not be found' in proc.stderr
     assert not Path(tmp_path / "out.json").exists()
@@ -244,7 +245,12 @@ def test_upstream_that_cannot_be_pulled_points_to_the_mirror_define(tmp_path):
 
 def test_no_engine_says_which_docker_host_and_what_to_do(tmp_path):
     host = f"unix://{tmp_path}/no-engine.sock"
-    env = {"DOCKER_HOST": host, "ROCM_PYTORCH_ENGINE_AUTOSTART": "0"}
+    # no private engine either (the user's may be running in the default directory)
+    env = {
+        "DOCKER_HOST": host,
+        "ROCM_PYTORCH_ENGINE_AUTOSTART": "0",
+        "ROCM_PYTORCH_ENGINE_DIR": str(tmp_path / "engine"),
+    }
     proc, _ = imagebuild(tmp_path, "triton-wheel.build.json", env=env)
     assert proc.returncode == 1
     assert f"no Docker engine answers (DOCKER_HOST={host}, nothing at" in proc.stderr
@@ -266,6 +272,7 @@ def test_child_build_of_a_parent_staging_lost_fails_with_the_forget_hint(tmp_pat
         "--parent",
         f"rocm-runtime={gone}",
         staging=parent["staging"]["registry"],
+        dockerfile="Dockerfile.base",
     )
     # should stop before building, name the lost image and how to rebuild it
     assert proc.returncode == 1
@@ -281,7 +288,7 @@ def test_child_build_of_a_parent_staging_lost_fails_with_the_forget_hint(tmp_pat
 def test_stale_targets_bzl_fails_naming_update_targets(tmp_path):
     # the catalogue gives pytorch-base the parent rocm-runtime; a stale
     # targets.bzl would wire it with none (or old ones)
-    proc, _ = imagebuild(tmp_path, "pytorch-base.gfx950.build.json")
+    proc, _ = imagebuild(tmp_path, "pytorch-base.gfx950.build.json", dockerfile="Dockerfile.base")
     # should refuse before building, and say how to regenerate the graph
     assert proc.returncode == 1
     assert proc.stderr.strip() == (

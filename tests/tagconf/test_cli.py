@@ -242,3 +242,91 @@ def test_build_spec_labels_carry_the_values_of_the_tag_template(run):
     base = json.loads(run("spec", "--target", "pytorch-base", "--arch", "gfx950").out)["labels"]
     assert base["org.rocm-pytorch.image.python-version"] == "3.14"
     assert base["org.rocm-pytorch.image.rocm-version"] == "10.1.0-full"
+
+
+STAGED = """\
+ARG UPSTREAM_IMAGE=u
+ARG ROCM_VERSION=1
+FROM ${UPSTREAM_IMAGE}:${ROCM_VERSION} AS helper
+ARG PYTHON_VERSION
+RUN echo "${PYTHON_VERSION}" > /py
+FROM pytorch-base AS pytorch
+ARG PYTORCH_VERSION
+ARG PYTORCH_ROCM_ARCH
+COPY --from=helper /py /py
+RUN echo "${PYTORCH_VERSION} ${PYTORCH_ROCM_ARCH}" > /v
+FROM pytorch-base AS other
+ARG TRITON_VERSION
+RUN echo "${TRITON_VERSION}" > /t
+"""
+
+
+def _build_spec(run, tmp_path, dockerfile_text, *extra, target="pytorch"):
+    import json
+
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(dockerfile_text)
+    out = tmp_path / "build.json"
+    argv = ["spec", "--target", target, "--arch", "gfx950", "--dockerfile", str(dockerfile)]
+    result = run(*argv, *extra, "--output", str(tmp_path / "spec.json"), "--build-output", str(out))
+    return result, (json.loads(out.read_text()) if result.code == 0 else None)
+
+
+def test_build_spec_passes_only_the_build_args_the_stage_reads(run, tmp_path):
+    result, data = _build_spec(run, tmp_path, STAGED)
+    assert result.code == 0, result.err
+    # should keep the global ARGs and those of the stages the build runs
+    # (pytorch and the helper it copies from), drop the rest (TRITON_VERSION
+    # of another stage, keys no stage declares)
+    assert sorted(data["build_args"]) == [
+        "PYTHON_VERSION",
+        "PYTORCH_ROCM_ARCH",
+        "PYTORCH_VERSION",
+        "ROCM_VERSION",
+        "UPSTREAM_IMAGE",
+    ]
+    assert result.err == ""
+    # so a value the stage does not read changes nothing, and one it reads does
+    plain = (tmp_path / "build.json").read_text()
+    _build_spec(run, tmp_path, STAGED, "--set", "TRITON_VERSION=9.9.9")
+    assert (tmp_path / "build.json").read_text() == plain
+    _build_spec(run, tmp_path, STAGED, "--set", "PYTHON_VERSION=3.15")
+    assert (tmp_path / "build.json").read_text() != plain
+
+
+def test_build_spec_warns_when_a_parent_replaces_a_stage_the_image_is_built_from(run, tmp_path):
+    overlap = STAGED.replace("AS helper", "AS pytorch-base")
+    overlap = overlap.replace("COPY --from=helper /py /py\n", "")
+    result, data = _build_spec(run, tmp_path, overlap)
+    # should build, and say why it is slow and what to do
+    assert result.code == 0, result.err
+    assert result.err == (
+        f"tagconf: warning: {tmp_path / 'Dockerfile'}: stage pytorch (pytorch) is built FROM stage"
+        " pytorch-base, which the parent image pytorch-base replaces as a named context;"
+        " BuildKit then rewrites every layer of that parent on each build. Give the stage"
+        " another name or move it to its own Dockerfile\n"
+    )
+    # a replaced stage is not built: its ARGs are not read
+    assert "PYTHON_VERSION" not in data["build_args"]
+
+
+@pytest.mark.parametrize(
+    "text,fragment",
+    [
+        (None, "No such file or directory"),
+        ("FROM x AS a\n", "no stage 'pytorch' (stages: ['a'])"),
+        ("RUN true\n", "RUN before the first FROM"),
+    ],
+)
+def test_build_spec_bad_dockerfile(run, tmp_path, text, fragment):
+    dockerfile = tmp_path / "Dockerfile"
+    if text is not None:
+        dockerfile.write_text(text)
+    argv = ["spec", "--target", "pytorch", "--dockerfile", str(dockerfile)]
+    result = run(*argv, "--output", str(tmp_path / "s.json"), "--build-output", str(tmp_path / "b"))
+    # should fail in one line naming the file and what to pass
+    assert result.code == 2
+    assert result.err.startswith(f"tagconf: error: --dockerfile {dockerfile}: ")
+    assert fragment in result.err
+    assert result.err.rstrip().endswith("pass the target's Dockerfile")
+    assert "Traceback" not in result.err

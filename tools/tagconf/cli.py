@@ -12,12 +12,13 @@ import difflib
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from tools.tagconf import catalog as catalog_mod
 from tools.tagconf import starlark
 from tools.tagconf.errors import TagconfError, UsageError
-from tools.tagconf.model import Catalog
+from tools.tagconf.model import Catalog, Target
 from tools.tagconf.registry import check_registry
 from tools.tagconf.spec import build_spec, image_spec
 from tools.tagconf.tags import (
@@ -184,6 +185,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="also write the build spec (content only: no registry, tags or VCS_REF) here",
     )
+    spec.add_argument(
+        "--dockerfile",
+        type=Path,
+        metavar="PATH",
+        help="the target's Dockerfile: the build spec keeps only the build args its stage reads",
+    )
 
     for name, text in (
         ("check", "validate the catalogue and fail if targets.bzl is stale"),
@@ -257,6 +264,38 @@ def _status_vcs_ref(path: Path) -> str | None:
     return ref
 
 
+def _stage_reads(path: Path, target: Target, err):
+    """``reads`` for build_spec: the build args stage ``target.stage`` of ``path`` reads.
+
+    Also warns (on ``err``) when the stage is built FROM a stage of the same
+    file that a parent's named context replaces: BuildKit then rewrites the
+    parent's every layer on each build.
+    """
+    from tools.dockerfile import model  # only the image rule's spec action needs it
+
+    try:
+        dockerfile = model.parse(path)
+        dockerfile.stage(target.stage)
+    except (OSError, ValueError, KeyError) as e:
+        raise UsageError(
+            f"--dockerfile {path}", str(e).strip("'\""), "pass the target's Dockerfile"
+        ) from None
+
+    def reads(build_args: Mapping[str, str]) -> set[str]:
+        found = model.replaced_base(dockerfile, target.stage, target.parents, build_args)
+        if found:
+            stage, name = found
+            err.write(
+                f"tagconf: warning: {path}: stage {stage.name} ({target.name}) is built FROM"
+                f" stage {name}, which the parent image {name} replaces as a named context;"
+                " BuildKit then rewrites every layer of that parent on each build. Give the"
+                f" stage another name or move it to its own Dockerfile\n"
+            )
+        return model.build_arg_names(dockerfile, target.stage, target.parents, build_args)
+
+    return reads
+
+
 def _cmd_spec(args: argparse.Namespace, out) -> int:
     catalog = _load(args)
     target = catalog.target(args.target)
@@ -272,7 +311,8 @@ def _cmd_spec(args: argparse.Namespace, out) -> int:
     data = image_spec(catalog, target, arch, values, registry, cache)
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     if args.build_output:
-        build = build_spec(catalog, target, arch, values, cache)
+        reads = _stage_reads(args.dockerfile, target, sys.stderr) if args.dockerfile else None
+        build = build_spec(catalog, target, arch, values, cache, reads)
         args.build_output.write_text(json.dumps(build, indent=2, sort_keys=True) + "\n")
     if args.output:
         args.output.write_text(text, encoding="utf-8")

@@ -6,7 +6,7 @@ and the push tool read the result and derive nothing themselves.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from string import Template
 
 from tools.tagconf.model import ARCH_VAR, VCS_REF_KEY, Catalog, Target
@@ -61,6 +61,7 @@ def build_spec(
     arch: str | None,
     values: Mapping[str, str],
     cache_registry: str = "",
+    reads: Callable[[Mapping[str, str]], set[str]] | None = None,
 ) -> dict[str, object]:
     """What shapes the bytes of ``target`` for ``arch``: the ImageBuild action's only spec.
 
@@ -69,11 +70,16 @@ def build_spec(
     image as its immutable ``-g<VCS_REF>`` tag, not as a build arg or label
     (a label would change every image's digest on every commit).
     The cache ref is here because the build reads and writes that cache.
+    ``reads``, given the build args, names those the Dockerfile's stage reads
+    (the others are dropped, so changing one rebuilds nothing).
     """
     tags = render_tags(catalog, target, arch, values)
     build_args = {k: v for k, v in values.items() if k != VCS_REF_KEY}
     if tags.arch:
         build_args[ARCH_BUILD_ARG] = tags.arch
+    if reads is not None:
+        names = reads(build_args)
+        build_args = {k: v for k, v in build_args.items() if k in names}
     labels = {
         "org.opencontainers.image.title": target.repository,
         "org.opencontainers.image.version": tags.versioned,

@@ -358,3 +358,46 @@ def arg_problems(dockerfile: Dockerfile, universe: set[str]) -> list[str]:
                     f"{where}:{line}: stage {s.name} declares ARG {name} but never uses it"
                 )
     return problems
+
+
+def build_arg_names(
+    dockerfile: Dockerfile,
+    target: str,
+    contexts: Iterable[str],
+    build_args: Mapping[str, str],
+) -> set[str]:
+    """The build args a build of stage ``target`` can read.
+
+    The global ARGs (FROM lines read them) and the ARGs declared by every
+    stage the build runs (``reach``). Any other build arg is ignored by
+    BuildKit, so it must not be an input of the build either: changing it
+    would re-run the build for identical bytes.
+    """
+    names = {name for name, _, _ in dockerfile.global_args}
+    for stage in reach(dockerfile, target, contexts, build_args).built:
+        names |= {name for name, _, _ in dockerfile.stage(stage).args()}
+    return names
+
+
+def replaced_base(
+    dockerfile: Dockerfile,
+    target: str,
+    contexts: Iterable[str],
+    build_args: Mapping[str, str],
+) -> tuple[Stage, str] | None:
+    """(stage, name) when ``target``'s FROM chain reaches a stage a named context replaces.
+
+    BuildKit then knows the context's image only as a replaced stage, not as
+    the base image, and with `rewrite-timestamp=true` its exporter rewrites
+    (decompresses, re-tars, recompresses) every layer of that parent chain
+    on every build (bench/README.md, heavy.py). A parent reached by a FROM
+    that names no stage of the file keeps its layers as they are.
+    """
+    contexts = set(contexts)
+    stage: Stage | None = dockerfile.stage(target)
+    while stage is not None:
+        base = dockerfile.lookup(dockerfile.base_ref(stage, build_args), stage.index)
+        if base is not None and base.name in contexts:
+            return stage, base.name
+        stage = base
+    return None
