@@ -46,6 +46,17 @@ def test_start_status_and_second_start_reuse_pid_and_port(state):
     assert os.getsid(info["pid"]) == info["pid"] != os.getsid(0)
 
 
+def test_a_start_inside_a_bazel_spawn_says_it_ends_with_the_spawn(state, capsys):
+    if not daemon.in_bazel_spawn():
+        pytest.skip("not run by Bazel")
+    port = embedded.ensure_running()
+    err = capsys.readouterr().err
+    assert f"started the embedded registry (127.0.0.1:{port}) for this Bazel action" in err
+    assert "`bazel run //tools/staging -- start` keeps it running" in err
+    assert embedded.ensure_running() == port
+    assert capsys.readouterr().err == ""  # running: nothing to say
+
+
 def test_stop_is_idempotent(state):
     embedded.ensure_running()
     pid = embedded.status()["pid"]

@@ -33,6 +33,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,7 +109,21 @@ def ensure_running() -> int:
     Idempotent and safe to call from many processes at once.
     """
     p = paths()
-    return daemon.start_once(p.lock, lambda: _answering(p), lambda: _start_fresh(p))
+    return daemon.start_once(p.lock, lambda: _answering(p), lambda: _start_scoped(p))
+
+
+def _start_scoped(p: Paths) -> int:
+    """Start it; inside a Bazel action or test, say that it ends with that spawn."""
+    port = _start_fresh(p)
+    if daemon.in_bazel_spawn():
+        print(
+            f"staging: started the embedded registry (127.0.0.1:{port}) for this Bazel action"
+            " or test only: Bazel ends it with the action, and the next build starts it again;"
+            " `bazel run //tools/staging -- start` keeps it running for every build",
+            file=sys.stderr,
+            flush=True,
+        )
+    return port
 
 
 def current_port() -> int:
