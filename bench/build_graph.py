@@ -21,7 +21,7 @@ server or cache is touched, and the numbers start from nothing):
 
 It prints numbers and ratios; it asserts nothing (exit 0 unless a Bazel
 command fails). Needs the Docker engine for step 2 and 3
-(`eval "$(bash ../shared/ci/container-services.sh start)"`). stdlib only.
+(`eval "$(python3 -m tools.engine env)"`, from the repository root). stdlib only.
 
     python3 bench/build_graph.py [--pattern //images:family] [--keep]
 """
@@ -273,8 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: restore, clean up
     if not args.skip_builds and not os.environ.get("DOCKER_HOST"):
         print(
-            'DOCKER_HOST is not set: run eval "$(bash ../shared/ci/container-services.sh start)"'
-            " first, or pass --skip-builds",
+            'DOCKER_HOST is not set: run eval "$(python3 -m tools.engine env)" (from the'
+            " repository root) first, or pass --skip-builds",
             file=sys.stderr,
         )
         return 2

@@ -1,6 +1,6 @@
 """Push benchmark: our push vs crane and skopeo, the same fixture images from staging.
 
-    eval "$(../shared/ci/container-services.sh start)"
+    eval "$(python3 -m tools.engine env --registry)"   # engine, $REGISTRY, crane/skopeo on PATH
     python3 bench/push.py [--rounds 3]
 
 Builds //tests/e2e:push_default_e2e_archs (the default group, gfx950 and
@@ -152,19 +152,21 @@ def main() -> int:
     registry = os.environ.get("REGISTRY")
     if not registry:
         print(
-            'bench: error: $REGISTRY is unset; eval "$(../shared/ci/container-services.sh start)"',
+            "bench: error: $REGISTRY is unset; run this first (from the repository root):"
+            ' eval "$(python3 -m tools.engine env --registry)"',
             file=sys.stderr,
         )
         return 2
-    # container-services.sh keeps crane and a skopeo wrapper in its bin dir
-    services_bin = Path(os.environ.get("ROCM_CI_SERVICES_DIR", "/nonexistent")) / "bin"
-    os.environ["PATH"] = f"{os.environ['PATH']}:{services_bin}"
     tools = ["ours"]
     for tool in ("crane", "skopeo"):
         if shutil.which(tool):
             tools.append(tool)
         else:
-            print(f"bench: {tool} not on PATH; skipping it", file=sys.stderr)
+            print(
+                f"bench: {tool} not on PATH; skipping it (tools/bootstrap.sh installs it, and"
+                ' eval "$(python3 -m tools.engine env --registry)" puts it on PATH)',
+                file=sys.stderr,
+            )
     runfiles, plan, images = build()
     one_plan, one = one_image_plan(images)
     n = len(images)

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.engine.helpers import ROOT, cli, isolate, short_dir
-from tools import engine
+from tools import daemon, engine
 from tools.engine import engine as core
 
 CALLERS = 4
@@ -68,8 +68,8 @@ def test_concurrent_callers_start_one_engine_that_outlives_them(state, started):
     assert len(starts) == 1, starts
     # the callers have exited; the engine they started still answers
     assert engine.answers(state.host)
-    assert core._ours(pid(state, "dockerd"), state.daemon_json)
-    assert core._ours(pid(state, "containerd"), state.containerd_toml)
+    assert daemon.ours(pid(state, "dockerd"), state.daemon_json)
+    assert daemon.ours(pid(state, "containerd"), state.containerd_toml)
     # should say what it did, once
     said = [line for r in started for line in r.err.splitlines() if "ready in" in line]
     assert len(said) == 1, [r.err for r in started]
@@ -150,7 +150,7 @@ def test_the_loopback_registry_starts_on_request_and_answers(state, started):
     env = engine.ensure(registry=True)
     host = env["REGISTRY"]
     assert host.startswith("127.0.0.1:")
-    assert core._registry_answers(int(host.rpartition(":")[2]))
+    assert daemon.registry_answers(int(host.rpartition(":")[2]))
     # a second call reuses it
     assert engine.ensure(registry=True)["REGISTRY"] == host
 
@@ -160,7 +160,7 @@ def test_stop_ends_the_engine_and_its_registry(state, started):
     result = cli("stop")
     assert result.code == 0, result.err
     assert "stopped registry" in result.err and "dockerd" in result.err
-    assert not any(core._alive(p) for p in pids)
+    assert not any(daemon.alive(p) for p in pids)
     assert not engine.answers(state.host)
     assert not state.socket.exists()
     assert cli("stop").err == "engine: nothing to stop\n"
@@ -195,7 +195,7 @@ def test_a_scoped_engine_serves_its_process_and_ends_with_it(state, started):
     assert "started one for this Bazel action or test only" in child.stderr
     # gone with its process: stopped at exit, its slot free for the next one
     dockerd = int((slot / "log" / "starts.log").read_text().split("dockerd=")[1].split()[0])
-    assert not core._alive(dockerd)
+    assert not daemon.alive(dockerd)
     assert not engine.answers(out["env"]["DOCKER_HOST"])
     # the lasting engine was not started again
     assert len((state.log / "starts.log").read_text().splitlines()) == 1

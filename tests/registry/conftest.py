@@ -1,96 +1,49 @@
-"""Fixtures: a fresh registry per test, the push binaries, custom plans."""
+"""Fixtures of the registry tests: real docker-registry processes and fault proxies.
+
+Bazel runs this file only for the test targets that list it in their srcs
+(tests/registry/BUILD.bazel): list it in every target whose tests use these
+fixtures. Test modules use the fixtures by name and never import this file.
+"""
 
 from __future__ import annotations
-
-import json
-import os
-import subprocess
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from tests.registry.fixtures import FaultProxy, Registry
-from tools.tagconf import catalog as catalog_mod
-from tools.tagconf.spec import image_spec
-from tools.tagconf.tags import render_many, resolve_values
-
-CATALOG = catalog_mod.load("images/catalog.toml")
-ARCHS = os.environ["E2E_ARCHS"].split(",")
-NAMESPACE = "rocm-pytorch"
-
-
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-def run(cmd: list[str], env: dict | None = None) -> Run:
-    proc = subprocess.run(
-        cmd, capture_output=True, text=True, check=False, env={**os.environ, **(env or {})}
-    )
-    return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
 @pytest.fixture
 def registry(tmp_path):
+    """One registry for the test, stopped after it."""
     r = Registry(tmp_path / "registry")
     yield r
     r.stop()
 
 
 @pytest.fixture
+def registries(tmp_path):
+    """``registries(name, **Registry options)`` starts a registry; all stop after the test."""
+    started = []
+
+    def start(name: str, **kwargs) -> Registry:
+        started.append(Registry(tmp_path / name, **kwargs))
+        return started[-1]
+
+    yield start
+    for r in started:
+        r.stop()
+
+
+@pytest.fixture
 def proxy_for():
+    """``proxy_for(registry, **FaultProxy options)`` puts a recording, fault-injecting proxy in
+    front of ``registry``; all stop after the test."""
     proxies = []
 
-    def make(registry: Registry) -> FaultProxy:
-        p = FaultProxy(registry.host)
-        proxies.append(p)
-        return p
+    def make(registry: Registry, **kwargs) -> FaultProxy:
+        proxies.append(FaultProxy(registry.host, **kwargs))
+        return proxies[-1]
 
     yield make
     for p in proxies:
         p.stop()
-
-
-def push_default(host: str, *args: str, env: dict | None = None) -> Run:
-    """The real `push_default` binary over the two e2e archs."""
-    return run([os.environ["PUSH_DEFAULT_BIN"], "--registry", f"{host}/{NAMESPACE}", *args], env)
-
-
-def registry_tool(*args: str, env: dict | None = None) -> Run:
-    return run([os.environ["REGISTRY_BIN_TOOL"], *args], env)
-
-
-def expected_default_refs() -> list[str]:
-    """tagconf's refs for the default group and the e2e archs, without registry."""
-    images = render_many(CATALOG, CATALOG.group("default"), ARCHS, resolve_values(CATALOG))
-    return [ref for i in images for ref in i.refs("all", NAMESPACE)]
-
-
-def metadata(name: str) -> dict:
-    return json.loads(Path(f"tests/e2e/{name}.json").read_text())
-
-
-def write_plan(tmp: Path, entries: list[tuple[str, str | None, str, str | None]]) -> Path:
-    """A plan whose specs tagconf renders now: (target, arch, built image, VCS_REF)."""
-    images = []
-    for i, (target, arch, image_of, vcs_ref) in enumerate(entries):
-        values = resolve_values(CATALOG, vcs_ref=vcs_ref)
-        spec = image_spec(CATALOG, CATALOG.target(target), arch, values, NAMESPACE)
-        path = tmp / f"spec{i}.json"
-        path.write_text(json.dumps(spec))
-        images.append({"spec": str(path), "descriptor": f"tests/e2e/{image_of}.json"})
-    plan = tmp / f"plan{len(list(tmp.glob('plan*.json')))}.json"
-    plan.write_text(json.dumps({"images": images}))
-    return plan
-
-
-def push_one(tmp: Path, registry: str, *args: str, env: dict | None = None) -> Run:
-    """Push triton-wheel alone (a one-image plan) to ``registry``/rocm-pytorch."""
-    plan = write_plan(tmp, [("triton-wheel", None, "triton-wheel", None)])
-    return registry_tool(
-        "push", "--plan", str(plan), "--registry", f"{registry}/{NAMESPACE}", *args, env=env
-    )

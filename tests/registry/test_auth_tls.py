@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.registry.conftest import push_one
+from tests.registry.family_push import push_one
 from tests.registry.fixtures import Registry, docker_config
 
 

@@ -15,26 +15,11 @@ import socket
 import subprocess
 import sys
 
-import pytest
-
-from tests.registry.fixtures import FaultProxy, Registry
+from tests.registry.fixtures import FaultProxy
 from tests.registry.staging_images import NAMESPACE, ResetAt, refs, stage, write_plan
 from tools.staging.descriptor import digest_of
 
 SIZE = 200_000_000
-
-
-@pytest.fixture
-def registries(tmp_path):
-    started = []
-
-    def start(name: str) -> Registry:
-        started.append(Registry(tmp_path / name))
-        return started[-1]
-
-    yield start
-    for r in started:
-        r.stop()
 
 
 def cut_blob_gets(proxy: FaultProxy, digest: str, at: int) -> list[str]:

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tests.registry.fixtures import Fault, FaultProxy, Registry, free_port
+from tests.registry.fixtures import Fault, free_port
 from tests.registry.staging_images import (
     NAMESPACE,
     PutMeter,
@@ -34,32 +34,6 @@ def env(tmp_path, monkeypatch):
     config.mkdir()
     monkeypatch.setenv("DOCKER_CONFIG", str(config))
     return {"DOCKER_CONFIG": str(config)}
-
-
-@pytest.fixture
-def registries(tmp_path):
-    started = []
-
-    def start(name: str, **kwargs) -> Registry:
-        started.append(Registry(tmp_path / name, **kwargs))
-        return started[-1]
-
-    yield start
-    for r in started:
-        r.stop()
-
-
-@pytest.fixture
-def proxy_for():
-    proxies = []
-
-    def make(registry: Registry, **kwargs) -> FaultProxy:
-        proxies.append(FaultProxy(registry.host, **kwargs))
-        return proxies[-1]
-
-    yield make
-    for p in proxies:
-        p.stop()
 
 
 def push(plan, registry: str, *args: str, env: dict):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.registry.conftest import NAMESPACE, registry_tool, write_plan
+from tests.registry.family_push import NAMESPACE, registry_tool, write_plan
 from tests.registry.fixtures import Fault
 
 RETRY = ["--retries", "4", "--backoff", "0.01"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from tests.registry.conftest import (
+from tests.registry.family_push import (
     NAMESPACE,
     expected_default_refs,
     metadata,
@@ -35,7 +35,7 @@ def test_default_group_for_two_archs_publishes_exactly_tagconfs_tags(registry):
 
 def tag_owner(repository: str, tag: str) -> str:
     """The e2e image name (`pytorch.gfx950`) that tagconf says made this tag."""
-    from tests.registry.conftest import CATALOG
+    from tests.registry.family_push import CATALOG
     from tools.tagconf.tags import parse_tag
 
     parsed = parse_tag(CATALOG, repository, tag)

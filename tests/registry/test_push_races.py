@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.registry.fixtures import Fault, FaultProxy, Registry
+from tests.registry.fixtures import Fault
 from tests.registry.staging_images import NAMESPACE, family, layer, refs, stage, write_plan
 
 
@@ -26,32 +26,6 @@ def env(tmp_path):
     config = tmp_path / "docker-config"
     config.mkdir()
     return {**os.environ, "DOCKER_CONFIG": str(config)}
-
-
-@pytest.fixture
-def registries(tmp_path):
-    started = []
-
-    def start(name: str) -> Registry:
-        started.append(Registry(tmp_path / name))
-        return started[-1]
-
-    yield start
-    for r in started:
-        r.stop()
-
-
-@pytest.fixture
-def proxy_for():
-    proxies = []
-
-    def make(registry: Registry) -> FaultProxy:
-        proxies.append(FaultProxy(registry.host))
-        return proxies[-1]
-
-    yield make
-    for p in proxies:
-        p.stop()
 
 
 class Push:

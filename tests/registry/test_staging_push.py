@@ -40,32 +40,6 @@ def env(tmp_path, monkeypatch):
     return {"DOCKER_CONFIG": str(config), "TMPDIR": str(spool)}
 
 
-@pytest.fixture
-def registries(tmp_path):
-    started = []
-
-    def start(name: str) -> Registry:
-        started.append(Registry(tmp_path / name))
-        return started[-1]
-
-    yield start
-    for r in started:
-        r.stop()
-
-
-@pytest.fixture
-def proxy_for():
-    proxies = []
-
-    def make(registry: Registry) -> FaultProxy:
-        proxies.append(FaultProxy(registry.host))
-        return proxies[-1]
-
-    yield make
-    for p in proxies:
-        p.stop()
-
-
 def push(plan, registry: str, *args: str, env: dict):
     return registry_tool("push", "--plan", str(plan), "--registry", registry, *args, env=env)
 

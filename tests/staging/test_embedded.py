@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.staging.conftest import free_port
+from tools import daemon
 from tools.staging import StagingError, embedded, resolve
 
 
@@ -21,7 +22,7 @@ def registry_processes(p: embedded.Paths) -> list[int]:
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             if str(p.config).encode() in (proc / "cmdline").read_bytes().split(b"\0"):
-                if embedded._alive(int(proc.name)):
+                if daemon.alive(int(proc.name)):
                     out.append(int(proc.name))
         except OSError:
             continue
@@ -45,11 +46,22 @@ def test_start_status_and_second_start_reuse_pid_and_port(state):
     assert os.getsid(info["pid"]) == info["pid"] != os.getsid(0)
 
 
+def test_a_start_inside_a_bazel_spawn_says_it_ends_with_the_spawn(state, capsys):
+    if not daemon.in_bazel_spawn():
+        pytest.skip("not run by Bazel")
+    port = embedded.ensure_running()
+    err = capsys.readouterr().err
+    assert f"started the embedded registry (127.0.0.1:{port}) for this Bazel action" in err
+    assert "`bazel run //tools/staging -- start` keeps it running" in err
+    assert embedded.ensure_running() == port
+    assert capsys.readouterr().err == ""  # running: nothing to say
+
+
 def test_stop_is_idempotent(state):
     embedded.ensure_running()
     pid = embedded.status()["pid"]
     assert embedded.stop() == pid
-    assert not embedded._alive(pid) and not state.pid.exists()
+    assert not daemon.alive(pid) and not state.pid.exists()
     assert embedded.stop() is None
     info = embedded.status()
     assert not info["running"] and info["pid"] is None
@@ -74,7 +86,7 @@ def test_restart_after_kill_reuses_port(state, monkeypatch):
     port = embedded.ensure_running()
     pid = embedded.status()["pid"]
     os.kill(pid, signal.SIGKILL)
-    while embedded._alive(pid):
+    while daemon.alive(pid):
         time.sleep(0.02)
     assert not embedded.status()["running"]
     monkeypatch.delenv(embedded.PORT_ENV)  # the recorded port, not the env, decides now

@@ -55,20 +55,19 @@ import contextlib
 import fcntl
 import http.client
 import os
-import pwd
 import re
 import shlex
 import shutil
-import signal
 import socket
 import ssl
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools import daemon
 from tools.engine.errors import EngineError
 
 DIR_ENV = "ROCM_PYTORCH_ENGINE_DIR"
@@ -77,7 +76,6 @@ TIMEOUT_ENV = "ROCM_PYTORCH_ENGINE_START_TIMEOUT"
 AUTOSTART_ENV = "ROCM_PYTORCH_ENGINE_AUTOSTART"
 SCOPE_ENV = "ROCM_PYTORCH_ENGINE_SCOPE"  # lasting | scoped: overrides the detection
 SCOPED_SLOTS = 16
-SPAWN_WRAPPERS = (b"process-wrapper", b"linux-sandbox")  # Bazel's; they kill orphans
 DOCKERD_ARGS_ENV = "ROCM_PYTORCH_DOCKERD_ARGS"
 REGISTRY_PORT_ENV = "ROCM_PYTORCH_ENGINE_REGISTRY_PORT"
 HOST_SOCKET = "/var/run/docker.sock"
@@ -157,20 +155,9 @@ class Paths:
         return self.root / f"{name}.pid"
 
 
-def _home() -> str:
-    """The account's home from the password database (not $HOME, which Bazel tests change)."""
-    try:
-        return pwd.getpwuid(os.getuid()).pw_dir
-    except KeyError:
-        return os.path.expanduser("~")
-
-
 def state_dir() -> Path:
     """$ROCM_PYTORCH_ENGINE_DIR, else <home>/.cache/rocm-pytorch-images/engine (passwd home)."""
-    configured = os.environ.get(DIR_ENV)
-    if configured:
-        return Path(configured).absolute()
-    return Path(_home()) / ".cache" / "rocm-pytorch-images" / "engine"
+    return daemon.state_dir(DIR_ENV, "engine")
 
 
 def paths() -> Paths:
@@ -383,7 +370,7 @@ def stop(log: Log = _stderr) -> list[str]:
     p = paths()
     if not p.root.is_dir():
         return []
-    with _locked(p):
+    with daemon.locked(p.lock):
         stopped = _stop_registry(p, log) + _stop_engine(p, log)
     for slot in sorted((p.root / "scoped").glob("[0-9]*")):
         with contextlib.suppress(OSError), (slot / "slot.lock").open("a") as f:
@@ -410,9 +397,11 @@ def status() -> dict:
         "dockerd pid": _running(p, "dockerd", p.daemon_json),
         "containerd pid": _running(p, "containerd", p.containerd_toml),
     }
-    port = _read_int(p.registry / "port")
+    port = daemon.read_int(p.registry / "port")
     reg = _running(p, "registry", p.registry / "config.yml")
-    out["registry"] = f"127.0.0.1:{port}" if reg and port and _registry_answers(port) else None
+    out["registry"] = (
+        f"127.0.0.1:{port}" if reg and port and daemon.registry_answers(port) else None
+    )
     out["scoped engines"] = sum(
         1
         for slot in (p.root / "scoped").glob("[0-9]*")
@@ -467,47 +456,24 @@ def cli_wrappers() -> str | None:
 # -- the private engine (callers hold the lock) ------------------------------------
 
 
-@contextlib.contextmanager
-def _locked(p: Paths) -> Iterator[None]:
-    p.root.mkdir(parents=True, exist_ok=True)
-    with p.lock.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+in_bazel_spawn = daemon.in_bazel_spawn
 
 
 def _ensure_private(p: Paths, log: Log) -> None:
     if answers(p.host):  # the common case: running; no lock needed
         return
-    _check_start(p)
-    with _locked(p):
-        if answers(p.host):  # another caller started it while we waited
-            return
+    _check_start(p)  # before the lock, which writes the state dir
+
+    def start() -> bool:
         tools = find_tools()
         _stop_engine(p, log)  # leftovers of an engine that no longer answers
         if in_bazel_spawn():
             log("warning: inside a Bazel action or test this engine ends with it")
         _start_engine(p, tools, log)
+        return True
 
-
-def in_bazel_spawn() -> bool:
-    """Whether an ancestor is Bazel's process-wrapper or linux-sandbox (a build action or a
-    test): they kill every process left over when the spawn ends."""
-    pid = os.getpid()
-    for _ in range(64):
-        try:
-            ppid = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
-            argv0 = Path(f"/proc/{ppid}/cmdline").read_bytes().split(b"\0", 1)[0]
-        except (OSError, IndexError, ValueError):
-            return False
-        if os.path.basename(argv0) in SPAWN_WRAPPERS:
-            return True
-        if ppid <= 1:
-            return False
-        pid = ppid
-    return False
+    # another caller may have started it while we waited for the lock
+    daemon.start_once(p.lock, lambda: answers(p.host) or None, start)
 
 
 # base dir -> (slot, its held lock): the scoped engine of this process
@@ -644,39 +610,23 @@ done
 echo "$!" >"$S/dockerd.pid"
 """
 
-_LAUNCH_ONE = r"""
-LOG=$1 PIDFILE=$2
-shift 2
-"$@" </dev/null >>"$LOG" 2>&1 &
-echo "$!" >"$PIDFILE"
-"""
+
+def _launch_env() -> dict[str, str]:
+    """The daemons' environment: ours without the client's Docker settings, a fixed PATH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DOCKER_", "BUILDX_"))}
+    env["PATH"] = LAUNCH_PATH
+    return env
 
 
 def _launch(p: Paths, argv: list[str], timeout: float) -> None:
     """Run a launcher script detached (own session; its children outlive it and us)."""
-    p.log.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DOCKER_", "BUILDX_"))}
-    env["PATH"] = LAUNCH_PATH
-    with (p.log / "launch.log").open("ab") as out:
-        try:
-            proc = subprocess.run(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                close_fds=True,
-                env=env,
-                cwd="/",
-                timeout=timeout + 15,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as e:
-            raise EngineError(f"could not launch {argv[0]}: {e}") from None
-    if proc.returncode != 0:
-        raise EngineError(
-            f"the launcher failed (exit {proc.returncode}): {_tail(p.log / 'launch.log', 5)}"
-        )
+    launch_log = p.log / "launch.log"
+    try:
+        code = daemon.run_detached(argv, launch_log, env=_launch_env(), timeout=timeout + 15)
+    except OSError as e:
+        raise EngineError(f"could not launch {argv[0]}: {e}") from None
+    if code != 0:
+        raise EngineError(f"the launcher failed (exit {code}): {daemon.tail(launch_log, 5)}")
 
 
 def _start_engine(p: Paths, tools: Tools, log: Log) -> None:
@@ -716,35 +666,40 @@ def _start_engine(p: Paths, tools: Tools, log: Log) -> None:
         _wait_ready(p, t0 + timeout)
     except EngineError as e:
         tails = "\n".join(
-            f"--- last lines of {f}:\n{_tail(f, LOG_TAIL)}"
+            f"--- last lines of {f}:\n{daemon.tail(f, LOG_TAIL)}"
             for f in (p.log / "containerd.log", p.log / "dockerd.log")
             if f.exists()
         )
         _stop_engine(p, lambda _m: None)
         raise EngineError(f"the private Docker engine did not start: {e}\n{tails}") from None
-    dockerd = _read_int(p.pid_file("dockerd"))
+    dockerd = daemon.read_int(p.pid_file("dockerd"))
     with (p.log / "starts.log").open("a") as f:
         f.write(
             f"{time.strftime('%Y-%m-%dT%H:%M:%S')} dockerd={dockerd}"
-            f" containerd={_read_int(p.pid_file('containerd'))} by pid {os.getpid()}\n"
+            f" containerd={daemon.read_int(p.pid_file('containerd'))} by pid {os.getpid()}\n"
         )
     log(f"private Docker engine ready in {time.monotonic() - t0:.1f}s: DOCKER_HOST={p.host}")
 
 
 def _wait_ready(p: Paths, deadline: float) -> None:
-    while True:
-        if answers(p.host, timeout=2.0):
-            return
+    def exited() -> str | None:
         for name, want in (("containerd", p.containerd_toml), ("dockerd", p.daemon_json)):
-            pid = _read_int(p.pid_file(name))
-            if pid and not _ours(pid, want):
-                raise EngineError(f"{name} (pid {pid}) exited at start")
-        if time.monotonic() > deadline:
-            raise EngineError(
-                f"no answer at {p.socket} within the deadline ({TIMEOUT_ENV}, default"
-                f" {START_TIMEOUT:.0f}s; raise it on a slow machine)"
-            )
-        time.sleep(0.1)
+            pid = daemon.read_int(p.pid_file(name))
+            if pid and not daemon.ours(pid, want):
+                return f"{name} (pid {pid}) exited at start"
+        return None
+
+    try:
+        died = daemon.wait_ready(
+            lambda: answers(p.host, timeout=2.0), exited, deadline, interval=0.1
+        )
+    except TimeoutError:
+        raise EngineError(
+            f"no answer at {p.socket} within the deadline ({TIMEOUT_ENV}, default"
+            f" {START_TIMEOUT:.0f}s; raise it on a slow machine)"
+        ) from None
+    if died:
+        raise EngineError(died)
 
 
 def _stop_engine(p: Paths, log: Log) -> list[str]:
@@ -752,14 +707,14 @@ def _stop_engine(p: Paths, log: Log) -> list[str]:
     address = str(p.containerd_socket)
     shims = [pid for pid, cmd in _processes() if "containerd-shim" in cmd and address in cmd]
     for name, want in (("dockerd", p.daemon_json), ("containerd", p.containerd_toml)):
-        pid = _read_int(p.pid_file(name))
-        if pid and _ours(pid, want):
+        pid = _running(p, name, want)
+        if pid:
             log(f"stopping {name} (pid {pid})")
             _terminate(pid, STOP_TIMEOUT)
             stopped.append(f"{name} {pid}")
         p.pid_file(name).unlink(missing_ok=True)
     for shim in shims:  # containers dockerd did not stop (normally none)
-        if _alive(shim):
+        if daemon.alive(shim):
             for child, _cmd in _processes(parent=shim):
                 _terminate(child, 0)
             _terminate(shim, 5)
@@ -772,39 +727,20 @@ def _stop_engine(p: Paths, log: Log) -> list[str]:
 # -- the optional loopback registry ------------------------------------------------
 
 
-def _registry_answers(port: int, timeout: float = 2.0) -> bool:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", "/v2/")
-        r = conn.getresponse()
-        r.read()
-        return r.getheader("docker-distribution-api-version", "") == "registry/2.0"
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        conn.close()
-
-
-def _free(port: int) -> bool:
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
-
-
 def _ensure_registry(p: Paths, log: Log) -> int:
     reg = p.registry
     config = reg / "config.yml"
-    with _locked(p):
-        port = _read_int(reg / "port")
-        pid = _read_int(p.pid_file("registry"))
-        wanted = os.environ.get(REGISTRY_PORT_ENV)
-        if pid and _ours(pid, config) and port and _registry_answers(port):
+    wanted = os.environ.get(REGISTRY_PORT_ENV)
+
+    def answering() -> int | None:
+        port = daemon.read_int(reg / "port")
+        if _running(p, "registry", config) and port and daemon.registry_answers(port):
             if not wanted or int(wanted) == port:
                 return port
+        return None
+
+    def start() -> int:
+        port = daemon.read_int(reg / "port")
         _stop_registry(p, log)
         argv = _tool("docker-registry", "/usr/bin/docker-registry")
         if not argv:
@@ -814,9 +750,9 @@ def _ensure_registry(p: Paths, log: Log) -> int:
             )
         if wanted:
             port = int(wanted)
-        elif not port or not _free(port):
-            port = next((q for q in REGISTRY_PORTS if _free(q)), 0)
-        if not port or not _free(port):
+        elif not port or not daemon.port_free(port):
+            port = next((q for q in REGISTRY_PORTS if daemon.port_free(q)), 0)
+        if not port or not daemon.port_free(port):
             raise EngineError(
                 f"no free port for the loopback registry ({port or 'range 5100-5199 taken'});"
                 f" set {REGISTRY_PORT_ENV} to a free port"
@@ -831,31 +767,34 @@ def _ensure_registry(p: Paths, log: Log) -> int:
         (reg / "port").write_text(f"{port}\n")
         log(f"starting the loopback registry on 127.0.0.1:{port}")
         logf = p.log / "registry.log"
-        _launch(
-            p,
-            [
-                "/bin/sh", "-c", _LAUNCH_ONE, "registry-launch",
-                str(logf), str(p.pid_file("registry")), *argv, "serve", str(config),
-            ],
-            10,
-        )  # fmt: skip
-        deadline = time.monotonic() + 20
-        while not _registry_answers(port):
-            pid = _read_int(p.pid_file("registry"))
-            if not pid or not _ours(pid, config) or time.monotonic() > deadline:
-                _stop_registry(p, lambda _m: None)
-                raise EngineError(
-                    f"the loopback registry did not start on 127.0.0.1:{port}; its log:\n"
-                    + _tail(logf, LOG_TAIL)
-                )
-            time.sleep(0.05)
+        try:
+            pid = daemon.spawn([*argv, "serve", str(config)], logf, env=_launch_env())
+        except OSError as e:
+            raise EngineError(f"the loopback registry: {e}") from None
+        p.pid_file("registry").write_text(f"{pid}\n")
+        try:
+            died = daemon.wait_ready(
+                lambda: daemon.registry_answers(port),
+                lambda: None if daemon.ours(pid, config) else "exited",
+                time.monotonic() + 20,
+            )
+        except TimeoutError:
+            died = "timeout"
+        if died:
+            _stop_registry(p, lambda _m: None)
+            raise EngineError(
+                f"the loopback registry did not start on 127.0.0.1:{port}; its log:\n"
+                + daemon.tail(logf, LOG_TAIL)
+            )
         return port
+
+    return daemon.start_once(p.lock, answering, start)
 
 
 def _stop_registry(p: Paths, log: Log) -> list[str]:
-    pid = _read_int(p.pid_file("registry"))
+    pid = _running(p, "registry", p.registry / "config.yml")
     stopped = []
-    if pid and _ours(pid, p.registry / "config.yml"):
+    if pid:
         log(f"stopping the loopback registry (pid {pid})")
         _terminate(pid, 10)
         stopped.append(f"registry {pid}")
@@ -905,7 +844,7 @@ def _docker_config(p: Paths) -> str:
     # inside `bazel` the runner is out of sight: keep what a host-side call wrote
     if r or not _startswith(wrapper, f"#!/bin/sh\n{BUILDX_MARK}\n"):
         _put(wrapper, _buildx_wrapper(r[0] if r else None), 0o755)
-    home = _home()
+    home = daemon.home()
     user = Path(given) / "config.json" if given else Path(home) / ".docker" / "config.json"
     link = d / "config.json"
     if user.is_file():
@@ -943,44 +882,8 @@ def _startswith(path: Path, prefix: str) -> bool:
         return False
 
 
-def _tail(path: Path, n: int) -> str:
-    try:
-        lines = path.read_text(errors="replace").splitlines()[-n:]
-    except OSError:
-        return "(no log)"
-    return "\n".join(line[:400] for line in lines) or "(empty)"
-
-
-def _read_int(path: Path) -> int | None:
-    try:
-        text = path.read_text().strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
-
-
-def _ours(pid: int, config: Path) -> bool:
-    """``pid`` is alive and its command line names ``config`` (a recycled pid is not ours)."""
-    if not _alive(pid):
-        return False
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    return str(config).encode() in cmdline
-
-
 def _running(p: Paths, name: str, config: Path) -> int | None:
-    pid = _read_int(p.pid_file(name))
-    return pid if pid and _ours(pid, config) else None
+    return daemon.running(p.pid_file(name), config)
 
 
 def _processes(parent: int | None = None) -> list[tuple[int, str]]:
@@ -997,14 +900,4 @@ def _processes(parent: int | None = None) -> list[tuple[int, str]]:
 
 
 def _terminate(pid: int, wait: float) -> None:
-    for sig, seconds in ((signal.SIGTERM, wait), (signal.SIGKILL, 10.0)):
-        if wait == 0 and sig == signal.SIGTERM:
-            continue
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if not _alive(pid):
-                return
-            time.sleep(0.05)
-    raise EngineError(f"pid {pid} does not exit after SIGKILL; end it by hand")
+    daemon.terminate(pid, wait, error=EngineError)

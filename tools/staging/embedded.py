@@ -18,28 +18,27 @@ itself: the first start takes ``$ROCM_PYTORCH_STAGING_PORT``, else the first
 free port of 5480-5579, and records it. ``$ROCM_PYTORCH_STAGING_PORT`` also
 moves a stopped registry to another port.
 
-The registry is started detached (own session, stdio to the log) so it
-outlives the Bazel action or command that started it; ``stop`` ends it.
+The registry is started detached (tools/daemon.py: own session, nobody's
+child, stdio to the log), so it outlives the command that started it;
+``stop`` ends it. Inside a Bazel action or test nothing outlives the spawn
+(see tools/daemon.py): a registry a build starts there ends with that action,
+and the next one that needs it starts it again. ``bazel run //tools/staging
+-- start`` keeps one running for every build.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import http.client
 import os
-import pwd
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools import daemon
 from tools.staging.errors import StagingError
 
 DEFAULT_PORT = 5480
@@ -52,18 +51,6 @@ STOP_TIMEOUT = 10.0
 PORT_RELEASE_WAIT = 3.0
 LOG_ROTATE_BYTES = 10 << 20
 LOG_TAIL = 20
-API_HEADER = ("docker-distribution-api-version", "registry/2.0")
-
-# Started through a throw-away launcher, so the registry is nobody's child
-# (no zombie when it ends, no ResourceWarning) and in its own session (the
-# process-group kill at the end of a Bazel action does not reach it).
-_LAUNCHER = """
-import subprocess, sys
-log = open(sys.argv[1], "ab")
-p = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=log,
-                     stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
-print(p.pid)
-"""
 
 
 @dataclass(frozen=True)
@@ -100,26 +87,17 @@ class Paths:
 
 
 def state_dir() -> Path:
-    if os.environ.get(DIR_ENV):
-        return Path(os.environ[DIR_ENV])
-    home = pwd.getpwuid(os.getuid()).pw_dir
-    return Path(home) / ".cache/rocm-pytorch-images/staging"
+    """$ROCM_PYTORCH_STAGING_DIR, else <home>/.cache/rocm-pytorch-images/staging (passwd home)."""
+    return daemon.state_dir(DIR_ENV, "staging")
 
 
 def paths() -> Paths:
     return Paths(state_dir())
 
 
-@contextlib.contextmanager
-def locked(p: Paths) -> Iterator[None]:
+def locked(p: Paths) -> contextlib.AbstractContextManager[None]:
     """Hold the state dir's lock (blocking): one start/stop/gc at a time."""
-    p.root.mkdir(parents=True, exist_ok=True)
-    with p.lock.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    return daemon.locked(p.lock)
 
 
 # -- public API ----------------------------------------------------------------
@@ -131,14 +109,27 @@ def ensure_running() -> int:
     Idempotent and safe to call from many processes at once.
     """
     p = paths()
-    with locked(p):
-        return _ensure_running(p)
+    return daemon.start_once(p.lock, lambda: _answering(p), lambda: _start_scoped(p))
+
+
+def _start_scoped(p: Paths) -> int:
+    """Start it; inside a Bazel action or test, say that it ends with that spawn."""
+    port = _start_fresh(p)
+    if daemon.in_bazel_spawn():
+        print(
+            f"staging: started the embedded registry (127.0.0.1:{port}) for this Bazel action"
+            " or test only: Bazel ends it with the action, and the next build starts it again;"
+            " `bazel run //tools/staging -- start` keeps it running for every build",
+            file=sys.stderr,
+            flush=True,
+        )
+    return port
 
 
 def current_port() -> int:
     """The port the registry has or will take, without starting anything."""
     p = paths()
-    return _read_int(p.port) or _env_port() or DEFAULT_PORT
+    return daemon.read_int(p.port) or _env_port() or DEFAULT_PORT
 
 
 def stop() -> int | None:
@@ -151,8 +142,8 @@ def stop() -> int | None:
 def status() -> dict:
     """What the embedded registry is doing and holds (reads files; starts nothing)."""
     p = paths()
-    pid, port = _read_int(p.pid), _read_int(p.port)
-    running = bool(pid and port and _ours(pid, p) and _answers(port))
+    pid, port = daemon.running(p.pid, p.config), daemon.read_int(p.port)
+    running = bool(pid and port and daemon.registry_answers(port))
     repos = list_repositories(p)
     return {
         "registry": f"127.0.0.1:{port or current_port()}/staging",
@@ -176,11 +167,11 @@ def collect_garbage(*, delete_untagged: bool) -> None:
     """
     p = paths()
     with locked(p):
-        if not _read_int(p.port) or not p.data.is_dir():
+        if not daemon.read_int(p.port) or not p.data.is_dir():
             return  # never started: nothing to collect
         cmd = [registry_binary(), "garbage-collect", str(p.config)]
         _stop(p)
-        _write_config(p, _read_int(p.port))
+        _write_config(p, daemon.read_int(p.port))
         if delete_untagged:
             cmd.insert(2, "--delete-untagged")
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -190,7 +181,7 @@ def collect_garbage(*, delete_untagged: bool) -> None:
                 f"`{' '.join(cmd)}` failed (exit {proc.returncode}); the registry is"
                 " stopped (the next build or `start` starts it); its output:\n" + "\n".join(tail)
             )
-        _ensure_running(p, move=False)
+        _answering(p) or _start_fresh(p, move=False)
 
 
 def registry_binary() -> str:
@@ -252,15 +243,18 @@ def list_tags(p: Paths, repository: str) -> dict[str, tuple[str, float]]:
 # -- lifecycle (callers hold the lock) ----------------------------------------
 
 
-def _ensure_running(p: Paths, *, move: bool = True) -> int:
-    """Start unless running; ``move``: a start may take $ROCM_PYTORCH_STAGING_PORT."""
-    pid, port = _read_int(p.pid), _read_int(p.port)
-    if pid and _ours(pid, p):
-        if port and _answers(port):
-            _trim_log(p)
-            return port
-        _terminate(pid)  # ours but not answering: wedged
-    p.pid.unlink(missing_ok=True)
+def _answering(p: Paths) -> int | None:
+    """The port of the running registry when it answers, else None."""
+    pid, port = daemon.running(p.pid, p.config), daemon.read_int(p.port)
+    if pid and port and daemon.registry_answers(port):
+        _trim_log(p)
+        return port
+    return None
+
+
+def _start_fresh(p: Paths, *, move: bool = True) -> int:
+    """Start it, ending a wedged one first; ``move``: it may take $ROCM_PYTORCH_STAGING_PORT."""
+    _stop(p)  # ours but not answering: wedged
     port, scanned = _choose_port(p, move=move)
     binary = registry_binary()
     p.data.mkdir(parents=True, exist_ok=True)
@@ -271,7 +265,7 @@ def _ensure_running(p: Paths, *, move: bool = True) -> int:
         except StagingError:
             # A scanned port another user's staging took between our check and
             # the registry's bind: take the next free one.
-            if not scanned or _free(port):
+            if not scanned or daemon.port_free(port):
                 raise
             port = _first_free(port + 1)
 
@@ -280,22 +274,16 @@ def _start(p: Paths, binary: str, port: int) -> None:
     _write_config(p, port)
     p.port.write_text(f"{port}\n")
     _trim_log(p)
-    out = subprocess.run(
-        [sys.executable, "-I", "-c", _LAUNCHER, str(p.log), binary, "serve", str(p.config)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if out.returncode != 0 or not out.stdout.strip().isdigit():
-        raise StagingError(f"could not launch {binary}: {out.stderr.strip()}; see {p.log}")
-    pid = int(out.stdout)
+    try:
+        pid = daemon.spawn([binary, "serve", str(p.config)], p.log)
+    except OSError as e:
+        raise StagingError(f"{e}; see {p.log}") from None
     p.pid.write_text(f"{pid}\n")
     _wait_ready(p, pid, port)
 
 
 def _stop(p: Paths) -> int | None:
-    pid = _read_int(p.pid)
-    stopped = pid if pid and _ours(pid, p) else None
+    stopped = daemon.running(p.pid, p.config)
     if stopped:
         _terminate(stopped)
     p.pid.unlink(missing_ok=True)
@@ -303,44 +291,38 @@ def _stop(p: Paths) -> int | None:
 
 
 def _terminate(pid: int) -> None:
-    for sig, wait in ((signal.SIGTERM, STOP_TIMEOUT), (signal.SIGKILL, 5.0)):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, sig)
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            if not _alive(pid):
-                return
-            time.sleep(0.05)
-    raise StagingError(f"registry pid {pid} does not exit after SIGKILL; end it by hand")
+    daemon.terminate(pid, STOP_TIMEOUT, kill_wait=5.0, error=StagingError, what="registry pid")
 
 
 def _wait_ready(p: Paths, pid: int, port: int) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            p.pid.unlink(missing_ok=True)
-            raise StagingError(
-                f"the staging registry exited at start (port {port});"
-                f" fix what its log says ({p.log}):\n{_log_tail(p)}"
-            )
-        if _answers(port):
-            return
-        time.sleep(0.05)
-    _terminate(pid)
-    p.pid.unlink(missing_ok=True)
-    raise StagingError(
-        f"the staging registry did not answer on 127.0.0.1:{port} within"
-        f" {START_TIMEOUT:.0f} s; see its log ({p.log}):\n{_log_tail(p)}"
-    )
+    try:
+        died = daemon.wait_ready(
+            lambda: daemon.registry_answers(port),
+            lambda: None if daemon.alive(pid) else "exited",
+            time.monotonic() + START_TIMEOUT,
+        )
+    except TimeoutError:
+        _terminate(pid)
+        p.pid.unlink(missing_ok=True)
+        raise StagingError(
+            f"the staging registry did not answer on 127.0.0.1:{port} within"
+            f" {START_TIMEOUT:.0f} s; see its log ({p.log}):\n{_log_tail(p)}"
+        ) from None
+    if died:
+        p.pid.unlink(missing_ok=True)
+        raise StagingError(
+            f"the staging registry exited at start (port {port});"
+            f" fix what its log says ({p.log}):\n{_log_tail(p)}"
+        )
 
 
 def _choose_port(p: Paths, *, move: bool = True) -> tuple[int, bool]:
     """(port, scanned): $ROCM_PYTORCH_STAGING_PORT (when ``move``), else the recorded
     port, else the first free one from DEFAULT_PORT."""
-    env, recorded = (_env_port() if move else None), _read_int(p.port)
+    env, recorded = (_env_port() if move else None), daemon.read_int(p.port)
     port = env or recorded
     if port:
-        if not _free(port, wait=PORT_RELEASE_WAIT):
+        if not daemon.port_free(port, wait=PORT_RELEASE_WAIT):
             raise StagingError(_taken(port, p, chosen_by_env=bool(env)))
         return port, False
     return _first_free(DEFAULT_PORT), True
@@ -348,7 +330,7 @@ def _choose_port(p: Paths, *, move: bool = True) -> tuple[int, bool]:
 
 def _first_free(start: int) -> int:
     for candidate in range(start, LAST_PORT + 1):
-        if _free(candidate):
+        if daemon.port_free(candidate):
             return candidate
     raise StagingError(
         f"no free port in {DEFAULT_PORT}-{LAST_PORT} for the staging registry;"
@@ -412,78 +394,10 @@ def _trim_log(p: Paths) -> None:
 
 
 def _log_tail(p: Paths) -> str:
-    try:
-        return "\n".join(p.log.read_text(errors="replace").splitlines()[-LOG_TAIL:])
-    except OSError:
-        return "(no log)"
+    return daemon.tail(p.log, LOG_TAIL)
 
 
 # -- processes and ports ---------------------------------------------------------
-
-
-def _read_int(path: Path) -> int | None:
-    try:
-        text = path.read_text().strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie is dead once its other threads are gone (they hold its sockets)
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        if stat.rpartition(")")[2].split()[0] != "Z":
-            return True
-        return len(os.listdir(f"/proc/{pid}/task")) > 1
-    except (OSError, IndexError):
-        return True
-
-
-def _ours(pid: int, p: Paths) -> bool:
-    """Whether ``pid`` is a live registry serving this state dir's config."""
-    if not _alive(pid):
-        return False
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return True  # no /proc to tell: trust the pid file
-    return str(p.config).encode() in cmdline
-
-
-def _answers(port: int, timeout: float = 2.0) -> bool:
-    """Whether a distribution registry answers `GET /v2/` on 127.0.0.1:port."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", "/v2/")
-        response = conn.getresponse()
-        response.read()
-        return response.getheader(API_HEADER[0], "") == API_HEADER[1]
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        conn.close()
-
-
-def _free(port: int, wait: float = 0.0) -> bool:
-    """Whether 127.0.0.1:port can be bound, trying for ``wait`` seconds (a registry that
-    was just killed may hold its socket until its last thread is gone)."""
-    deadline = time.monotonic() + wait
-    while True:
-        with socket.socket() as s:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                s.bind(("127.0.0.1", port))
-                return True
-            except OSError:
-                if time.monotonic() >= deadline:
-                    return False
-        time.sleep(0.05)
 
 
 def _port_holder(port: int) -> str:
@@ -502,6 +416,6 @@ def _port_holder(port: int) -> str:
                     if os.readlink(fd) in inodes:
                         cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").strip()
                         return f"pid {proc.name} ({cmd.decode(errors='replace')[:120]})"
-    if _answers(port):
+    if daemon.registry_answers(port):
         return "a Docker registry that is not this staging's"
     return "another process (not visible to this user)"
