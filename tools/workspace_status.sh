@@ -1,6 +1,14 @@
 #!/usr/bin/env bash
-# Workspace status for `--config=release` (see .bazelrc): Bazel runs this at
-# the workspace root and copies each `KEY value` line into its stamp files.
+# Workspace status (see .bazelrc): Bazel runs this at the workspace root before
+# every build, test and run, and under `--config=release` (--stamp) copies each
+# `KEY value` line into its stamp files; without --stamp no action reads them.
+#
+# It also starts the embedded staging registry (README "Staging") unless it
+# is running: this command runs outside every action, so the registry
+# outlives the build, where one an image build starts is killed with that
+# action (and under a parallel build that found it running). Quiet, never
+# fails the build (an image build still starts one when this could not);
+# ROCM_PYTORCH_STAGING_AUTOSTART=0 turns it off.
 # STABLE_ keys go to stable-status.txt, so a new commit re-runs the actions
 # that read them (the tag rules: the immutable `<versioned>-g<sha>` tag).
 #
@@ -10,6 +18,10 @@
 # Outside a git checkout (a source tarball) it prints nothing and exits 0, so
 # stamped builds still work and simply carry no commit tag.
 set -euo pipefail
+
+if [ "${ROCM_PYTORCH_STAGING_AUTOSTART:-1}" != 0 ] && command -v python3 >/dev/null 2>&1; then
+  python3 -m tools.staging start >/dev/null 2>&1 || true
+fi
 
 if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   exit 0

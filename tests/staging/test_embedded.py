@@ -154,3 +154,41 @@ def test_registry_that_exits_shows_its_log(state, monkeypatch, tmp_path):
         embedded.ensure_running()
     assert "configuration error: boom" in str(e.value)
     assert not state.pid.exists()
+
+
+def workspace_status(env: dict[str, str]) -> subprocess.CompletedProcess:
+    """Run tools/workspace_status.sh as Bazel does: from the workspace root (here: runfiles)."""
+    return subprocess.run(
+        ["bash", os.environ["WORKSPACE_STATUS"]],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **env},
+    )
+
+
+def test_the_workspace_status_command_starts_the_registry_quietly(state):
+    proc = workspace_status({})
+    # should never fail a build, and print nothing but status lines
+    assert proc.returncode == 0, proc.stderr
+    assert all(line.startswith("STABLE_") for line in proc.stdout.splitlines()), proc.stdout
+    # should leave the registry running (outside an action it outlives the build)
+    info = embedded.status()
+    assert info["running"] and info["port"] == int(os.environ[embedded.PORT_ENV])
+    # and reuse it on the next build
+    assert workspace_status({}).returncode == 0
+    assert embedded.status()["pid"] == info["pid"]
+
+
+def test_the_workspace_status_command_starts_nothing_when_told_not_to(state):
+    proc = workspace_status({"ROCM_PYTORCH_STAGING_AUTOSTART": "0"})
+    assert proc.returncode == 0, proc.stderr
+    assert not embedded.status()["running"]
+    assert registry_processes(state) == []
+
+
+def test_the_workspace_status_command_never_fails_a_build(state, tmp_path):
+    # a registry that cannot start (no binary) leaves the build to start its own
+    proc = workspace_status({embedded.BIN_ENV: str(tmp_path / "no-such-registry")})
+    assert proc.returncode == 0
+    assert not embedded.status()["running"]
