@@ -11,7 +11,9 @@
 # in an environment without the engine's and registry's variables
 # (DOCKER_HOST, DOCKER_CONFIG, ROCM_PYTORCH_ENGINE_DIR, REGISTRY, ...), as a
 # new user has it: the builds and tests must find or start an engine
-# themselves. BAZEL_TEST_FLAGs are added to the test command (.ci/run passes
+# themselves. Staging gets a state directory and port of its own (in the
+# temporary directory), so the embedded registry the builds use is one that
+# `bazel test` itself had to start, not CI's. BAZEL_TEST_FLAGs are added to the test command (.ci/run passes
 # its cache flag, so the run takes cache hits). --worktree copies uncommitted
 # changes (tracked and untracked, not ignored) over the clone, to check work
 # before it is committed.
@@ -47,7 +49,9 @@ ob=$tmp/output-base
 # the variables .ci/run (or a developer's shell) set for an engine or registry
 clean=(env -u DOCKER_HOST -u DOCKER_CONFIG -u DOCKER_CONTEXT -u BUILDX_NO_DEFAULT_ATTESTATIONS
   -u ROCM_PYTORCH_ENGINE_DIR -u REGISTRY -u ROCM_CI_SERVICES_DIR -u ROCM_CI_REGISTRY_LOG
-  -u CONTAINERS_REGISTRIES_CONF -u ROCM_PYTORCH_STAGING_DIR -u ROCM_PYTORCH_STAGING_PORT)
+  -u CONTAINERS_REGISTRIES_CONF -u ROCM_PYTORCH_STAGING_AUTOSTART
+  "ROCM_PYTORCH_STAGING_DIR=$tmp/staging"
+  "ROCM_PYTORCH_STAGING_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')")
 path=$(printf '%s' "$PATH" | tr ':' '\n' |
   grep -vxF -e "${ROCM_PYTORCH_ENGINE_DIR:-/nonexistent}/bin" | grep -v '/rocm-pytorch-images/.*engine/bin$' |
   paste -sd:)
@@ -57,6 +61,7 @@ cleanup() {
   trap - EXIT
   if [ -d "$clone" ]; then
     (cd "$clone" && "${clean[@]}" bazel --output_base="$ob" shutdown) >/dev/null 2>&1
+    (cd "$clone" && "${clean[@]}" python3 -m tools.staging stop) >&2
     if [ "$engine_was_up" = no ]; then
       say "stopping the private engine this run started"
       (cd "$clone" && "${clean[@]}" python3 -m tools.engine stop) >&2
@@ -95,6 +100,8 @@ if [ "$test_rc" -ne 0 ] && [[ $line =~ \ 0\ failed$ ]]; then
   say "bazel test failed although every test result passed (a build error?)"
   line="${line% 0 failed} 1 failed"
 fi
+# the registry `bazel test` started outside its actions (workspace status command)
+say "$("${clean[@]}" python3 -m tools.staging status 2>&1 | head -3 | paste -sd' ')"
 cleanup # before the summary, so that it is the last line
 echo "fresh clone: $line"
 [[ $line =~ \ 0\ failed$ ]]
