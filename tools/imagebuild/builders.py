@@ -156,6 +156,8 @@ def _context_endpoint(docker: str, name: str, env: dict[str, str], limit: float)
     code, text = _run(
         docker, ["context", "inspect", name, "--format", "{{.Endpoints.docker.Host}}"], env, limit
     )
+    if code == 124:  # the local CLI itself did not answer
+        raise BuilderError(f"docker context inspect {name}: {text}")
     if code != 0:
         return None
     return text.strip().splitlines()[0] if text.strip() else ""
@@ -204,7 +206,10 @@ def resolve(name: str, arch: str, docker: str, env: dict[str, str]) -> Builder:
         pre: list[str] = []
         inspect = ["buildx", "inspect"]
     else:
-        endpoint = _context_endpoint(docker, name, env, limit)
+        try:
+            endpoint = _context_endpoint(docker, name, env, limit)
+        except BuilderError as e:
+            raise _down(what, arch, str(e)) from None
         pre = ["--context", name] if endpoint is not None else []
         # a buildx builder (docker-container, remote, kubernetes) boots on inspect, as a build would
         inspect = [*pre, "buildx", "inspect", *([] if pre else ["--bootstrap", name])]
