@@ -18,7 +18,8 @@ after its one-engine build of the fixture family, and
    unchanged;
 4. with the context pointing at a dead socket and `--keep_going`: the gfx1201
    images fail in one line naming the builder and the arch, within seconds,
-   and the gfx950 images are complete;
+   and the gfx950 images are complete; with the builder back, a re-run builds
+   only the missing gfx1201 images, on it;
 5. stop the second engine and remove its state.
 """
 
@@ -167,8 +168,9 @@ def executed(log: Path) -> list[tuple[str, str, str]]:
     return out
 
 
-def check(before: dict[str, str], log_dir: Path) -> str:
+def check(before: dict[str, str], log_dir: Path | str) -> str:
     """Run steps 1-5 against the one-engine digests ``before``; returns a summary."""
+    log_dir = Path(log_dir)
     assert len(before) == 30, f"one-engine build gave {len(before)} images, want 30"
     second = SecondEngine()
     try:
@@ -235,11 +237,30 @@ def check(before: dict[str, str], log_dir: Path) -> str:
         still = descriptors(env=env)
         done = sorted(n for n, d in still.items() if d.get("arch") != REMOTE_ARCH)
         assert len(done) == 16, f"{len(done)} non-{REMOTE_ARCH} images complete"
+
+        # the builder is back: a re-run builds only what is missing, on it
+        relog = log_dir / "two-engines-rerun-exec-log.json"
+        bazel(
+            "build",
+            FAMILY,
+            f"--define=arch={ARCHS}",
+            mapping,
+            f"--execution_log_json_file={relog}",
+            env=env,
+        )
+        rerun = executed(relog)
+        assert rerun and all(b == CONTEXT for _, _, b in rerun), rerun
+        assert all(label.endswith(REMOTE_ARCH) for _, label, _ in rerun), rerun
+        again = descriptors(mapping, env=env)
+        assert {n: d["digest"] for n, d in again.items()} == {
+            n: d["digest"] for n, d in after.items()
+        }, "the re-run changed digests"
         return (
             f"{wall:.0f}s; ImageBuild spawns by builder {dict(per_builder)}; 30 digests equal;"
             f" history: {len(on_b)} on {CONTEXT}, {len(on_a)} on the local engine; plan"
             f" unchanged; dead builder: {len(failed)} {REMOTE_ARCH} failures, 16 others"
-            f" complete, {down_wall:.0f}s"
+            f" complete, {down_wall:.0f}s; re-run with the builder back: {len(rerun)}"
+            f" ImageBuild ({', '.join(label.rsplit(':', 1)[-1] for _, label, _ in rerun)})"
         )
     finally:
         second.stop()
