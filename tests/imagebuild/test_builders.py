@@ -236,3 +236,13 @@ def test_a_named_builder_uses_the_users_docker_config(monkeypatch):
     assert given["DOCKER_CONFIG"] == "/home/u/.docker"
     kept = builders.named_env({"DOCKER_CONFIG": "/etc/dc"}, "/home/u")
     assert kept["DOCKER_CONFIG"] == "/etc/dc"
+
+
+def test_a_builder_lost_during_the_build_is_named_not_docker_host():
+    tail = ["#5 ERROR: Cannot connect to the Docker daemon at ssh://hostb. Is it running?"]
+    spec = {"arch": "gfx1201"}
+    assert build.hints(tail, spec, "hostb") == [
+        "builder hostb (for arch gfx1201) stopped answering during the build: check it, then"
+        " build again (what finished is kept)"
+    ]
+    assert build.hints(tail, spec)[0].startswith("no Docker engine answers at DOCKER_HOST=")

@@ -227,11 +227,23 @@ def log_file(path: str) -> Path | None:
     return log
 
 
-def hints(tail: list[str], spec: dict) -> list[str]:
+def hints(tail: list[str], spec: dict, builder: str = "") -> list[str]:
     """What to do about the failures we recognise in BuildKit's log."""
     text = "\n".join(tail)
     out = []
-    if "Cannot connect to the Docker daemon" in text or "docker.sock: connect" in text:
+    lost = (
+        "Cannot connect to the Docker daemon",
+        "docker.sock: connect",
+        "connection refused",
+        "connection reset",
+        "error reading from server: EOF",
+    )
+    if builder and any(m in text for m in lost):
+        out.append(
+            f"builder {builder} (for arch {spec.get('arch') or 'noarch'}) stopped answering"
+            " during the build: check it, then build again (what finished is kept)"
+        )
+    elif "Cannot connect to the Docker daemon" in text or "docker.sock: connect" in text:
         out.append(
             f"no Docker engine answers at DOCKER_HOST={os.environ.get('DOCKER_HOST', '(unset)')}:"
             " start one, or point DOCKER_HOST at a running engine before `bazel build`"
@@ -358,7 +370,7 @@ def run(args: argparse.Namespace) -> None:
                 f"image build failed: {describe(spec, args)} (docker buildx exit"
                 f" {proc.returncode}); last {len(tail)} lines of BuildKit's log{where}:\n"
                 + "\n".join(tail)
-                + "".join("\n" + h for h in hints(tail, spec))
+                + "".join("\n" + h for h in hints(tail, spec, args.builder))
             )
         digest = json.loads(metadata_file.read_text()).get("containerimage.digest")
     if not digest:
