@@ -13,6 +13,10 @@ A test cannot run the Bazel that runs it, so these run after
 - the real family analyses for all nine archs, its push_default.plan is
   exactly tagconf's tags, and `--config=release` adds the -g<sha> tags;
 - `--define cache_registry` exports BuildKit's cache where prune-cache finds it;
+- two engines (tests/e2e/two_engines.py): `--define builders=gfx1201=<context
+  of a second engine>` builds each image on its engine (BuildKit history) with
+  the one-engine digests and the same push plan; a dead builder fails fast
+  and `--keep_going` completes the other arch;
 - after `bazel clean` and `docker buildx prune -af` the rebuild gives the
   same manifest digests (reproducible builds); it prunes only the engine
   .ci/run started, never the one a build host works with.
@@ -258,6 +262,15 @@ def _cache_registry():
     )
     assert "0 of 1 cache manifests in 1 repositories deleted" in proc.stderr, proc.stderr[-500:]
     return f"{namespace}/triton-wheel-cache:{tags[0]}"
+
+
+@check("two engines: --define builders=gfx1201=<second engine> gives the same images and plan")
+def _two_engines():
+    assert BEFORE, "first build did not run"
+    sys.path.insert(0, os.getcwd())
+    from tests.e2e import two_engines
+
+    return two_engines.check(dict(BEFORE), os.path.abspath(".ci/.cache"))
 
 
 @check("clean rebuild gives byte-identical digests")

@@ -1,4 +1,4 @@
-"""Analysis-time checks of `--define` values: misspelled keys and registry strings.
+"""Analysis-time checks of `--define` values: misspelled keys, registry strings, builders.
 
 `--define` is free-form: Bazel accepts any key and the rules read only the
 ones they know, so `--define PYTORCH_VERION=2.16.0` would silently build and
@@ -11,7 +11,7 @@ the same registry grammar again when it renders the specs.
 _BAZEL_VARS = ["BINDIR", "COMPILATION_MODE", "GENDIR", "TARGET_CPU"]
 
 # The lower-case `--define` keys the image rules read.
-LOWERCASE_KEYS = ["arch", "cache_registry", "registry", "staging"]
+LOWERCASE_KEYS = ["arch", "builders", "cache_registry", "registry", "staging"]
 
 _DIGITS = "0123456789"
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
@@ -143,16 +143,94 @@ def registry_error(key, value, need_namespace = False):
         return "--define %s=%s: %s; give HOST[:PORT]/NAMESPACE, e.g. %s" % (key, value, problem, example)
     return None
 
-def check_defines(var, value_keys):
-    """Fail analysis on a misspelled `--define` key or a bad registry string.
+# `--define builders=` keys that are not archs: the default for archs not
+# named, and the arch-free targets.
+ANY_ARCH = "*"
+NOARCH_KEY = "noarch"
+
+# Characters of a buildx builder or docker context name (docker's context
+# name rule, `^[a-zA-Z0-9][a-zA-Z0-9_.+-]+$`, one character shorter at least).
+_NAME_CHARS = _LOWER + _LOWER.upper() + _DIGITS + "_.+-"
+
+def parse_builders(value, known_archs = None):
+    """Parse `--define builders=ARCH=BUILDER[,ARCH=BUILDER...]`.
+
+    ARCH is a catalogue arch, `*` (every arch not named, and the arch-free
+    targets unless `noarch` is named) or `noarch` (the arch-free targets);
+    BUILDER is a buildx builder or docker context name, resolved on the
+    Bazel host by tools/imagebuild (an unknown one fails the image build
+    listing the known ones: names are machine-local, analysis cannot see
+    them).
+
+    Args:
+      value: str, the `--define builders=` value.
+      known_archs: list[str] or None, the catalogue's archs; None: any arch
+        name is accepted (callers that do not know the catalogue).
+
+    Returns:
+      struct(builders = dict[str, str] {ARCH: BUILDER}, error = str or None).
+    """
+    example = "e.g. gfx1201=host-b,*=host-a"
+    where = "--define builders=%s" % value
+    builders = {}
+    if not value.strip():
+        return struct(builders = {}, error = "%s: empty; give ARCH=BUILDER[,ARCH=BUILDER...], %s" % (where, example))
+    for item in value.split(","):
+        arch, sep, name = item.strip().partition("=")
+        arch = arch.strip()
+        name = name.strip()
+        if not sep or not arch or not name:
+            return struct(builders = {}, error = "%s: %r is not ARCH=BUILDER; %s" % (where, item, example))
+        if arch not in [ANY_ARCH, NOARCH_KEY] and known_archs != None and arch not in known_archs:
+            hint = _nearest(arch, known_archs + [NOARCH_KEY])
+            return struct(builders = {}, error = "%s: unknown arch %r; %sknown: %s, %s (every other arch), %s (arch-free targets)" % (
+                where,
+                arch,
+                "did you mean %s? " % hint if hint else "",
+                ", ".join(known_archs),
+                ANY_ARCH,
+                NOARCH_KEY,
+            ))
+        if arch in builders:
+            return struct(builders = {}, error = "%s: %s is given twice (%s and %s)" % (where, arch, builders[arch], name))
+        if name[0] in "_.+-" or not all([c in _NAME_CHARS for c in name.elems()]):
+            return struct(builders = {}, error = "%s: %r is not a builder or docker context name (letters, digits, _.+-)" % (where, name))
+        builders[arch] = name
+    return struct(builders = builders, error = None)
+
+def builder_for(var, arch):
+    """The builder `--define builders=` names for `arch`; "" for the local engine.
+
+    Args:
+      var: dict, the make variables (`ctx.var`).
+      arch: str, or None for an arch-free target.
+
+    Returns:
+      str: a buildx builder or docker context name, or "" (the local engine).
+    """
+    if "builders" not in var:
+        return ""
+    parsed = parse_builders(var["builders"])
+    if parsed.error:
+        fail(parsed.error)
+    key = arch or NOARCH_KEY
+    return parsed.builders.get(key, parsed.builders.get(ANY_ARCH, ""))
+
+def check_defines(var, value_keys, archs = None):
+    """Fail analysis on a misspelled `--define` key, a bad registry string or builders map.
 
     Args:
       var: dict, the make variables (`ctx.var`).
       value_keys: list[str], the catalogue's [defaults] keys.
+      archs: list[str] or None, the catalogue's archs (checks `--define builders=`).
     """
     error = unknown_define_error(var, value_keys)
     if error:
         fail(error)
+    if "builders" in var:
+        error = parse_builders(var["builders"], archs).error
+        if error:
+            fail(error)
     if "registry" in var:
         error = registry_error("registry", var["registry"])
         if error:

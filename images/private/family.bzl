@@ -98,6 +98,7 @@ def image_family(
         upstream = upstream,
         network = network,
         value_keys = list(defaults.keys()),
+        known_archs = archs,
         # --config=release (--stamp): the commit tag comes from the workspace status
         stamp = select({
             Label("//images:stamped"): True,

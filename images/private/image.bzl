@@ -1,7 +1,7 @@
 """Implementation of rocm_image_rule: one catalogue target, one arch, one image in staging."""
 
 load(":arch_transition.bzl", "ARCH_SETTING", "arch_transition", "current_arch")
-load(":defines.bzl", "check_defines")
+load(":defines.bzl", "builder_for", "check_defines")
 load(":image_info.bzl", "ImageInfo")
 
 _DOC = """Builds one catalogue target for one GPU architecture with `docker buildx build`.
@@ -26,6 +26,15 @@ Two actions:
   same digest. The action runs locally, unsandboxed (it talks to the Docker
   daemon); its descriptor reaches a remote cache only with a shared staging
   registry.
+
+`--define builders=ARCH=BUILDER[,...]` (`*`: every arch not named, `noarch`:
+the arch-free targets) sends an arch's builds to a buildx builder or docker
+context instead of the local engine: the action passes `--builder NAME`, so
+re-mapping an arch rebuilds its images, and tools/imagebuild puts the
+builder's identity and BuildKit/engine version into the content key and the
+descriptor. An action that waits on such a builder declares no local CPU
+(`resource_set`), so with `--jobs=N` N remote builds run at once on a small
+Bazel host.
 
 The arch comes from the `arch` attr, else from the arch setting (set by
 `image_set`/group rules); `arch_free = True` moves the target to the shared
@@ -64,6 +73,9 @@ _ATTRS = {
         doc = "The Dockerfile; its repository-relative path must be the catalogue's `dockerfile`.",
         allow_single_file = True,
         mandatory = True,
+    ),
+    "known_archs": attr.string_list(
+        doc = "The catalogue's archs (from targets.bzl): `--define builders=` may name only these, `*` and `noarch`.",
     ),
     "network": attr.string(
         doc = "`docker buildx build --network` for RUN steps: 'host' (real builds fetch packages) or 'none'.",
@@ -175,6 +187,23 @@ def docker_execution_requirements(staging):
 
 LOCAL_DOCKER_EXECUTION_REQUIREMENTS = docker_execution_requirements(EMBEDDED_STAGING)
 
+def remote_builder_resources(_os, _inputs):
+    """The local resources of an ImageBuild that waits on a remote builder: no CPU slot.
+
+    The Docker CLI on the Bazel host only streams the build context and the
+    log; the builder does the work. Bazel still caps running actions at
+    `--jobs` (default: the host's cores), so raise that (e.g. `--jobs=32` in
+    user.bazelrc) to keep N builders busy at once.
+
+    Args:
+      _os: str, the OS name Bazel passes.
+      _inputs: int, the number of inputs.
+
+    Returns:
+      dict: Bazel resource set.
+    """
+    return {"cpu": 0, "memory": 64}
+
 def spec_arguments(var, catalog_path, target, arch, value_keys, out_path, status_path = None):
     """The `tagconf spec` command line for one image, with the `--define` overrides.
 
@@ -235,11 +264,11 @@ def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out, build_out)
         progress_message = "Rendering tags and build args of %{label}",
     )
 
-def build_action(ctx, build_spec, description, parents, upstream):
+def build_action(ctx, build_spec, description, parents, upstream, arch = None):
     """Register the ImageBuild action of `ctx`'s Dockerfile into the staging registry.
 
     Reads `ctx.file.dockerfile`, `ctx.files.srcs`, `ctx.attr.context_files`,
-    `ctx.attr.network`, `ctx.var` (`--define staging=`) and
+    `ctx.attr.network`, `ctx.var` (`--define staging=`, `builders=`) and
     `ctx.executable._builder`.
 
     Args:
@@ -248,6 +277,7 @@ def build_action(ctx, build_spec, description, parents, upstream):
       description: str, shown in the progress message.
       parents: list[ImageInfo], passed as named build contexts.
       upstream: ImageInfo or None, a local stand-in for the upstream image.
+      arch: str or None (arch-free): picks the builder from `--define builders=`.
 
     Returns:
       File: the image's descriptor JSON.
@@ -259,6 +289,10 @@ def build_action(ctx, build_spec, description, parents, upstream):
     args.add("--dockerfile", ctx.file.dockerfile)
     args.add("--network", ctx.attr.network)
     args.add("--staging", staging)
+    builder = builder_for(ctx.var, arch)
+    if builder:
+        args.add("--builder", builder)
+        description += ", builder " + builder
     args.add("--output", descriptor)
     log = image_log(ctx.label)
     args.add("--log", log)
@@ -281,12 +315,13 @@ def build_action(ctx, build_spec, description, parents, upstream):
         mnemonic = "ImageBuild",
         progress_message = "Building image %%{label} (%s); log: %s" % (description, log),
         execution_requirements = docker_execution_requirements(staging),
+        resource_set = remote_builder_resources if builder else None,
         use_default_shell_env = True,
     )
     return descriptor
 
 def _image_impl(ctx):
-    check_defines(ctx.var, ctx.attr.value_keys)
+    check_defines(ctx.var, ctx.attr.value_keys, ctx.attr.known_archs or None)
     arch = current_arch(ctx)
     if ctx.attr.arch_free:
         arch = None
@@ -313,6 +348,7 @@ def _image_impl(ctx):
         description = "%s, %s" % (ctx.attr.target, arch or "noarch"),
         parents = parents,
         upstream = ctx.attr.upstream[ImageInfo] if ctx.attr.upstream else None,
+        arch = arch,
     )
 
     info = ImageInfo(

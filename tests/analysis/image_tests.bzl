@@ -7,7 +7,7 @@ load("//images:defs.bzl", "ImageInfo", "ImageSetInfo")
 load("//images/private:arch_transition.bzl", "parse_arch_request")
 
 # buildifier: disable=bzl-visibility
-load("//images/private:defines.bzl", "registry_error", "unknown_define_error")
+load("//images/private:defines.bzl", "builder_for", "parse_builders", "registry_error", "unknown_define_error")
 
 # buildifier: disable=bzl-visibility
 load("//images/private:family.bzl", "dockerfile_label", "image_label")
@@ -229,11 +229,13 @@ def image_test_suite(name):
     define_overrides_reach_tagconf_test(name = "define_overrides_reach_tagconf_test")
     label_helpers_test(name = "label_helpers_test")
     define_checks_test(name = "define_checks_test")
+    builders_parsing_test(name = "builders_parsing_test")
     native.test_suite(
         name = name,
         tests = [
             ":pinned_arch_reaches_the_build_test",
             ":define_checks_test",
+            ":builders_parsing_test",
             ":arch_free_target_has_no_arch_test",
             ":arch_free_parent_is_shared_test",
             ":image_set_default_arch_test",
@@ -291,3 +293,46 @@ def _define_checks_impl(ctx):
     return unittest.end(env)
 
 define_checks_test = unittest.make(_define_checks_impl)
+
+# ---- --define builders=ARCH=BUILDER,... -------------------------------------
+
+_ARCHS = ["gfx942", "gfx950", "gfx1201"]
+
+def _builders_parsing_impl(ctx):
+    """`--define builders=` parses to {arch: builder}; bad maps fail naming the fix."""
+    env = unittest.begin(ctx)
+    ok_rows = [
+        ("one arch", "gfx1201=hostb", {"gfx1201": "hostb"}),
+        ("default and noarch", "*=farm, noarch=hosta,gfx950=k8s.pool-1", {"*": "farm", "noarch": "hosta", "gfx950": "k8s.pool-1"}),
+    ]
+    for desc, value, want in ok_rows:
+        parsed = parse_builders(value, _ARCHS)
+        asserts.equals(env, None, parsed.error, desc)
+        asserts.equals(env, want, parsed.builders, desc)
+    where = "--define builders="
+    error_rows = [
+        ("empty", "", where + ": empty; give ARCH=BUILDER[,ARCH=BUILDER...], e.g. gfx1201=host-b,*=host-a"),
+        ("no =", "hostb", where + "hostb: \"hostb\" is not ARCH=BUILDER; e.g. gfx1201=host-b,*=host-a"),
+        ("no builder", "gfx950=", where + "gfx950=: \"gfx950=\" is not ARCH=BUILDER; e.g. gfx1201=host-b,*=host-a"),
+        ("misspelled arch", "gfx1021=hostb", where + "gfx1021=hostb: unknown arch \"gfx1021\"; did you mean gfx1201? known: gfx942, gfx950, gfx1201, * (every other arch), noarch (arch-free targets)"),
+        ("twice", "gfx950=a,gfx950=b", where + "gfx950=a,gfx950=b: gfx950 is given twice (a and b)"),
+        ("bad name", "gfx950=ssh://h", where + "gfx950=ssh://h: \"ssh://h\" is not a builder or docker context name (letters, digits, _.+-)"),
+    ]
+    for desc, value, want in error_rows:
+        asserts.equals(env, want, parse_builders(value, _ARCHS).error, desc)
+
+    # which builder an image gets
+    var = {"builders": "gfx1201=hostb,*=farm"}
+    asserts.equals(env, "hostb", builder_for(var, "gfx1201"))
+    asserts.equals(env, "farm", builder_for(var, "gfx950"), "* is the default")
+    asserts.equals(env, "farm", builder_for(var, None), "arch-free targets fall back to *")
+    asserts.equals(env, "hosta", builder_for({"builders": "noarch=hosta,*=farm"}, None))
+    asserts.equals(env, "", builder_for({"builders": "gfx1201=hostb"}, "gfx950"), "unmapped: local engine")
+    asserts.equals(env, "", builder_for({}, "gfx950"), "unset: local engine")
+    asserts.equals(env, None, unknown_define_error({"builders": "gfx950=a"}, _VALUE_KEYS))
+    return unittest.end(env)
+
+builders_parsing_test = unittest.make(_builders_parsing_impl)
+
+# (That `--builder` reaches the ImageBuild action is checked with a real
+# `--define builders=` by .ci/e2e_checks.py: a transition cannot set --define.)

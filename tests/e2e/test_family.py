@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -245,11 +246,12 @@ def test_upstream_that_cannot_be_pulled_points_to_the_mirror_define(tmp_path):
 
 def test_no_engine_says_which_docker_host_and_what_to_do(tmp_path):
     host = f"unix://{tmp_path}/no-engine.sock"
-    # no private engine either (the user's may be running in the default directory)
     env = {
         "DOCKER_HOST": host,
         "ROCM_PYTORCH_ENGINE_AUTOSTART": "0",
+        # neither the host's engine nor a private one a developer left running
         "ROCM_PYTORCH_ENGINE_DIR": str(tmp_path / "engine"),
+        "ROCM_PYTORCH_HOST_DOCKER_SOCKET": str(tmp_path / "no-host-engine.sock"),
     }
     proc, _ = imagebuild(tmp_path, "triton-wheel.build.json", env=env)
     assert proc.returncode == 1
@@ -296,3 +298,47 @@ def test_stale_targets_bzl_fails_naming_update_targets(tmp_path):
         " Bazel graph gives []; images/targets.bzl is stale: run"
         " `bazel run //images:update_targets` and build again"
     )
+
+
+def docker_config_with_context(tmp_path, name: str, host: str) -> dict:
+    """A DOCKER_CONFIG of this test holding one docker context NAME -> HOST."""
+    config = tmp_path / "docker-config"
+    config.mkdir(exist_ok=True)
+    env = {**os.environ, "DOCKER_CONFIG": str(config)}
+    subprocess.run(
+        ["docker", "context", "create", name, "--docker", f"host={host}"],
+        env=env,
+        capture_output=True,
+        check=True,
+    )
+    return {"DOCKER_CONFIG": str(config)}
+
+
+def test_unknown_builder_fails_in_one_line_listing_the_known_ones(tmp_path):
+    env = docker_config_with_context(tmp_path, "e2e-hostb", f"unix://{tmp_path}/b.sock")
+    proc, _ = imagebuild(tmp_path, "triton-wheel.build.json", "--builder", "e2e-nope", env=env)
+    # should name the builder and the arch, list what exists, in one line, before building
+    assert proc.returncode == 1
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert proc.stderr.startswith(
+        "imagebuild: error: builder e2e-nope (for arch noarch) is not a buildx builder or"
+        " docker context here; known: "
+    )
+    assert "e2e-hostb" in proc.stderr and "(`docker buildx ls`)" in proc.stderr
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_builder_that_is_down_fails_within_seconds_naming_builder_and_arch(tmp_path):
+    env = docker_config_with_context(tmp_path, "e2e-down", f"unix://{tmp_path}/nothing.sock")
+    start = time.monotonic()
+    proc, _ = imagebuild(
+        tmp_path, "rocm-runtime.gfx1201.build.json", "--builder", "e2e-down", env=env
+    )
+    took = time.monotonic() - start
+    assert proc.returncode == 1
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert proc.stderr.startswith(
+        "imagebuild: error: builder e2e-down (for arch gfx1201) is down or unreachable:"
+    )
+    assert "Cannot connect to the Docker daemon" in proc.stderr
+    assert took < 10, f"{took:.1f}s"

@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 from tools import engine
+from tools.imagebuild import builders
 from tools.registry.client import RegistryClient
 from tools.registry.errors import RegistryError
 from tools.staging import StagingError, resolve
@@ -54,7 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST[:PORT]/PREFIX",
         help="staging registry (default: the project's embedded loopback registry)",
     )
-    p.add_argument("--builder", default="default", help="builder identity (part of the key)")
+    p.add_argument(
+        "--builder",
+        default=builders.LOCAL,
+        metavar="NAME",
+        help="buildx builder or docker context that builds the image (--define builders=);"
+        " default: the local engine. Its identity and version are part of the content key",
+    )
     p.add_argument(
         "--log",
         default="",
@@ -99,7 +106,11 @@ def content_key(
     network: str,
     builder: str,
 ) -> str:
-    """sha256 over everything that shapes the image's bytes (and nothing else)."""
+    """sha256 over everything that shapes the image's bytes (and nothing else).
+
+    ``builder`` is the resolved builder's identity and versions (``Builder.key()``):
+    an upgraded or re-pointed builder gives a new key, never the old descriptor's.
+    """
     h = hashlib.sha256()
     h.update(b"spec\0" + spec_bytes + b"\0network\0" + network.encode())
     h.update(b"\0builder\0" + builder.encode())
@@ -174,8 +185,10 @@ def buildx_command(
     upstream: desc.Descriptor | None,
     image_ref: str,
     metadata_file: Path,
+    builder: builders.Builder | None = None,
 ) -> list[str]:
-    cmd = [args.docker, "buildx", "build", "--progress=plain"]
+    cmd = [args.docker, *(builder.docker_args() if builder else []), "buildx", "build"]
+    cmd += [*(builder.build_args() if builder else []), "--progress=plain"]
     cmd += ["--file", str(ctx / args.dockerfile), "--network", args.network]
     if spec.get("stage"):
         cmd += ["--target", spec["stage"]]
@@ -208,17 +221,29 @@ def log_file(path: str) -> Path | None:
     if not path:
         return None
     if path.startswith("~/"):
-        path = pwd.getpwuid(os.getuid()).pw_dir + path[1:]
+        path = home() + path[1:]
     log = Path(path)
     log.parent.mkdir(parents=True, exist_ok=True)
     return log
 
 
-def hints(tail: list[str], spec: dict) -> list[str]:
+def hints(tail: list[str], spec: dict, builder: str = "") -> list[str]:
     """What to do about the failures we recognise in BuildKit's log."""
     text = "\n".join(tail)
     out = []
-    if "Cannot connect to the Docker daemon" in text or "docker.sock: connect" in text:
+    lost = (
+        "Cannot connect to the Docker daemon",
+        "docker.sock: connect",
+        "connection refused",
+        "connection reset",
+        "error reading from server: EOF",
+    )
+    if builder and any(m in text for m in lost):
+        out.append(
+            f"builder {builder} (for arch {spec.get('arch') or 'noarch'}) stopped answering"
+            " during the build: check it, then build again (what finished is kept)"
+        )
+    elif "Cannot connect to the Docker daemon" in text or "docker.sock: connect" in text:
         out.append(
             f"no Docker engine answers at DOCKER_HOST={os.environ.get('DOCKER_HOST', '(unset)')}:"
             " start one, or point DOCKER_HOST at a running engine before `bazel build`"
@@ -236,10 +261,32 @@ def hints(tail: list[str], spec: dict) -> list[str]:
 
 
 def describe(spec: dict, args: argparse.Namespace) -> str:
+    on = f", builder {args.builder}" if args.builder else ""
     return (
         f"target {spec.get('target')}, arch {spec.get('arch') or 'noarch'},"
-        f" {args.dockerfile} stage {spec.get('stage') or '(last)'}"
+        f" {args.dockerfile} stage {spec.get('stage') or '(last)'}{on}"
     )
+
+
+def home() -> str:
+    return pwd.getpwuid(os.getuid()).pw_dir
+
+
+def resolve_builder(args: argparse.Namespace, spec: dict) -> builders.Builder:
+    """The builder of this image, checked to answer: the local engine (found or started
+    by tools/engine) or the named buildx builder / docker context."""
+    arch = spec.get("arch") or "noarch"
+    if args.builder == builders.LOCAL:
+        try:  # $DOCKER_HOST, the host's engine, else the private one (started if needed)
+            env = dict(os.environ, **engine.ensure())
+        except engine.EngineError as e:
+            raise BuildError(f"no Docker engine for {describe(spec, args)}: {e}") from None
+    else:
+        env = builders.named_env(dict(os.environ), home())
+    try:
+        return builders.resolve(args.builder, arch, args.docker, env)
+    except builders.BuilderError as e:
+        raise BuildError(str(e)) from None
 
 
 def fetch_staged(host: str, name: str, digest: str) -> tuple[bytes, str, dict]:
@@ -282,6 +329,7 @@ def run(args: argparse.Namespace) -> None:
         if not staged(d):
             raise BuildError(lost(d))
     files = [args.dockerfile, *args.src]
+    builder = resolve_builder(args, spec)
     key = content_key(
         spec_bytes,
         files,
@@ -289,7 +337,7 @@ def run(args: argparse.Namespace) -> None:
         {n: d.digest for n, d in parents.items()},
         upstream.digest if upstream else None,
         args.network,
-        args.builder,
+        builder.key(),
     )
     repository = spec.get("repository") or spec["target"]
     name = staging.name(repository)
@@ -300,14 +348,17 @@ def run(args: argparse.Namespace) -> None:
         assemble_context(ctx, files, args.host_file)
         metadata_file = Path(tmp) / "metadata.json"
         cmd = buildx_command(
-            args, spec, ctx, parents, upstream, f"{staging.host}/{name}:{tag}", metadata_file
+            args,
+            spec,
+            ctx,
+            parents,
+            upstream,
+            f"{staging.host}/{name}:{tag}",
+            metadata_file,
+            builder,
         )
         log_path = log_file(args.log) or Path(tmp) / "buildx.log"
-        try:  # $DOCKER_HOST, the host's engine, else the private one (started if needed)
-            docker_env = engine.ensure()
-        except engine.EngineError as e:
-            raise BuildError(f"no Docker engine for {describe(spec, args)}: {e}") from None
-        env = dict(os.environ, **docker_env, SOURCE_DATE_EPOCH="0")
+        env = dict(builder.env, SOURCE_DATE_EPOCH="0")
         with log_path.open("w") as log:
             log.write(f"# {describe(spec, args)}\n# {' '.join(cmd)}\n")
             log.flush()
@@ -319,7 +370,7 @@ def run(args: argparse.Namespace) -> None:
                 f"image build failed: {describe(spec, args)} (docker buildx exit"
                 f" {proc.returncode}); last {len(tail)} lines of BuildKit's log{where}:\n"
                 + "\n".join(tail)
-                + "".join("\n" + h for h in hints(tail, spec))
+                + "".join("\n" + h for h in hints(tail, spec, args.builder))
             )
         digest = json.loads(metadata_file.read_text()).get("containerimage.digest")
     if not digest:
@@ -341,7 +392,7 @@ def run(args: argparse.Namespace) -> None:
         parents={n: d.digest for n, d in parents.items()},
         dockerfile=str(args.dockerfile),
         stage=spec.get("stage") or "",
-        builder=args.builder,
+        builder=builder.identity(),
     ).write(args.output)
 
 

@@ -22,8 +22,12 @@ Format (schema 1)::
       "content_key": "sha256:...",       # of every input that shapes the bytes
       "parents": {"pytorch-base": "sha256:..."},
       "dockerfile": "docker/Dockerfile.pytorch", "stage": "pytorch",
-      "builder": "default"
+      "builder": {"name": "local" | "<context or buildx builder>", "driver": "docker",
+                  "endpoints": [...], "buildkit": ["v0.23.2"], "engine": "28.5.2"}
     }
+
+`builder` says which BuildKit built the image (`--define builders=`) and its
+versions; they are part of the content key.
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ class Descriptor:
     parents: dict[str, str] = field(default_factory=dict)
     dockerfile: str = ""
     stage: str = ""
-    builder: str = "default"
+    builder: dict = field(default_factory=lambda: {"name": "local"})
     path: Path | None = None
 
     # -- derived --------------------------------------------------------------
@@ -136,7 +140,7 @@ class Descriptor:
             "parents": dict(sorted(self.parents.items())),
             "dockerfile": self.dockerfile,
             "stage": self.stage,
-            "builder": self.builder,
+            "builder": dict(self.builder),
         }
 
     def write(self, path: Path) -> None:
@@ -173,7 +177,7 @@ def from_json(data: dict, path: Path | None = None) -> Descriptor:
             parents=dict(data.get("parents") or {}),
             dockerfile=data.get("dockerfile", ""),
             stage=data.get("stage", ""),
-            builder=data.get("builder", "default"),
+            builder=_builder(data.get("builder")),
             path=path,
         )
     except (KeyError, TypeError, AttributeError) as e:
@@ -181,6 +185,13 @@ def from_json(data: dict, path: Path | None = None) -> Descriptor:
     if digest_of(manifest) != d.digest:
         raise DescriptorError(f"{where}: manifest does not match its digest {d.digest}; rebuild")
     return d
+
+
+def _builder(value: object) -> dict:
+    """The builder record (older descriptors hold a name only)."""
+    if isinstance(value, dict):
+        return dict(value)
+    return {"name": value if isinstance(value, str) and value else "local"}
 
 
 def load(path: Path) -> Descriptor:

@@ -1,0 +1,248 @@
+"""Builder resolution (tools/imagebuild/builders.py) against a fake docker CLI.
+
+What `--define builders=` hands tools/imagebuild: a docker context or buildx
+builder name, or none (the local engine). The resolved identity and versions
+must reach the content key; an unknown builder and one that is down must fail
+in one line naming it and the arch, within the timeout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tools.imagebuild import build, builders
+
+DOCKER_DRIVER = """\
+Name:          hostb
+Driver:        docker
+Last Activity: 2026-12-03 14:26:45 +0000 UTC
+
+Nodes:
+Name:             hostb
+Endpoint:         hostb
+Status:           running
+BuildKit version: v0.0.0+unknown
+Platforms:        linux/amd64, linux/amd64/v2, linux/amd64/v3
+Labels:
+ org.mobyproject.buildkit.worker.hostname: vm
+"""
+
+LOCAL_DRIVER = DOCKER_DRIVER.replace("hostb", "default")
+
+REMOTE_DRIVER = """\
+Name:          farm
+Driver:        remote
+Last Activity: 2026-12-03 14:30:00 +0000 UTC
+
+Nodes:
+Name:                  farm0
+Endpoint:              tcp://buildkitd.example.com:1234
+Status:                running
+BuildKit daemon flags: --oci-worker=true
+BuildKit version:      v0.23.2
+Platforms:             linux/amd64
+
+Name:                  farm1
+Endpoint:              tcp://buildkitd2.example.com:1234
+Status:                running
+BuildKit version:      v0.23.2
+Platforms:             linux/amd64
+"""
+
+DOWN = (
+    "Name:   hostb\n"
+    "Driver: \n"
+    "Error:  Cannot connect to the Docker daemon at unix:///tmp/nothing.sock."
+    " Is the docker daemon running?\n"
+)
+
+CONTEXT_HOST = "context inspect {} --format {{{{.Endpoints.docker.Host}}}}"
+VERSION = "version --format {{.Server.Version}}"
+
+
+@pytest.fixture
+def docker(tmp_path, monkeypatch):
+    """Returns set(scenario) -> the fake docker's path; calls are in scenario.calls."""
+    scenario = tmp_path / "scenario.json"
+    exe = tmp_path / "docker"
+    exe.write_text(f"#!{sys.executable}\n" + (Path(__file__).parent / "fake_docker.py").read_text())
+    exe.chmod(0o755)
+    monkeypatch.setenv("FAKE_DOCKER_SCENARIO", str(scenario))
+
+    def set_scenario(answers: dict) -> str:
+        scenario.write_text(json.dumps(answers))
+        return str(exe)
+
+    set_scenario.calls = lambda: Path(f"{scenario}.calls").read_text().splitlines()
+    return set_scenario
+
+
+def env() -> dict[str, str]:
+    return dict(os.environ)
+
+
+def test_parse_inspect_reads_driver_nodes_and_versions():
+    info = builders.parse_inspect(REMOTE_DRIVER)
+    assert info["name"] == "farm"
+    assert info["driver"] == "remote"
+    assert [n["endpoint"] for n in info["nodes"]] == [
+        "tcp://buildkitd.example.com:1234",
+        "tcp://buildkitd2.example.com:1234",
+    ]
+    assert [n["buildkit"] for n in info["nodes"]] == ["v0.23.2", "v0.23.2"]
+    assert builders.parse_inspect(DOWN)["error"].startswith("Cannot connect to the Docker daemon")
+
+
+def test_a_docker_context_is_addressed_with_context_and_keyed_by_endpoint_and_versions(docker):
+    exe = docker(
+        {
+            CONTEXT_HOST.format("hostb"): {"out": "ssh://builder@hostb.example.com\n"},
+            "--context hostb buildx inspect": {"out": DOCKER_DRIVER},
+            f"--context hostb {VERSION}": {"out": "28.5.2\n"},
+        }
+    )
+    b = builders.resolve("hostb", "gfx1201", exe, env())
+    assert b.docker_args() == ["--context", "hostb"]
+    assert b.build_args() == []
+    assert b.identity() == {
+        "name": "hostb",
+        "driver": "docker",
+        "endpoints": ["ssh://builder@hostb.example.com"],
+        "buildkit": ["v0.0.0+unknown"],
+        "engine": "28.5.2",
+    }
+
+
+def test_a_buildx_builder_is_addressed_with_builder_and_booted(docker):
+    exe = docker(
+        {
+            CONTEXT_HOST.format("farm"): {"code": 1, "out": 'context "farm": not found\n'},
+            "buildx inspect --bootstrap farm": {"out": REMOTE_DRIVER},
+        }
+    )
+    b = builders.resolve("farm", "gfx950", exe, env())
+    assert b.docker_args() == []
+    assert b.build_args() == ["--builder", "farm"]
+    assert b.identity()["driver"] == "remote"
+    assert b.identity()["buildkit"] == ["v0.23.2", "v0.23.2"]
+    assert b.identity()["engine"] == ""  # no Docker engine behind a buildkitd
+
+
+def test_the_local_engine_is_keyed_by_its_versions_not_its_socket(docker):
+    exe = docker({"buildx inspect": {"out": LOCAL_DRIVER}, VERSION: {"out": "28.5.2+dfsg4\n"}})
+    b = builders.resolve(builders.LOCAL, "gfx950", exe, env())
+    assert b.docker_args() == [] and b.build_args() == []
+    assert b.identity() == {
+        "name": "local",
+        "driver": "docker",
+        "endpoints": [],
+        "buildkit": ["v0.0.0+unknown"],
+        "engine": "28.5.2+dfsg4",
+    }
+
+
+def test_an_upgraded_builder_gets_a_new_content_key(tmp_path):
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text("FROM scratch\n")
+    old = builders.Builder("hostb", "context", "docker", ("ssh://b",), ("v0.0.0",), "28.5.2")
+    new = builders.Builder("hostb", "context", "docker", ("ssh://b",), ("v0.0.0",), "29.0.0")
+    again = builders.Builder("hostb", "context", "docker", ("ssh://b",), ("v0.0.0",), "28.5.2")
+
+    def key(b):
+        return build.content_key(b"{}", [dockerfile], [], {}, None, "none", b.key())
+
+    assert key(old) != key(new)
+    assert key(old) == key(again)
+    moved = builders.Builder("hostb", "context", "docker", ("ssh://c",), ("v0.0.0",), "28.5.2")
+    assert key(old) != key(moved)
+
+
+def test_unknown_builder_fails_in_one_line_listing_the_known_ones(docker):
+    exe = docker(
+        {
+            CONTEXT_HOST.format("hostc"): {"code": 1, "out": 'context "hostc": not found\n'},
+            "buildx inspect --bootstrap hostc": {
+                "code": 1,
+                "out": 'ERROR: no builder "hostc" found\n',
+            },
+            "buildx ls --format {{.Name}}": {"out": "default\nfarm\nhostb\n"},
+            "context ls --format {{.Name}}": {"out": "default\nhostb\n"},
+        }
+    )
+    with pytest.raises(builders.BuilderError) as e:
+        builders.resolve("hostc", "gfx1201", exe, env())
+    message = str(e.value)
+    assert "\n" not in message
+    assert message.startswith(
+        "builder hostc (for arch gfx1201) is not a buildx builder or docker context here;"
+        " known: default, farm, hostb (`docker buildx ls`)"
+    )
+
+
+def test_a_builder_that_is_down_fails_naming_builder_and_arch(docker):
+    exe = docker(
+        {
+            CONTEXT_HOST.format("hostb"): {"out": "unix:///tmp/nothing.sock\n"},
+            "--context hostb buildx inspect": {"out": DOWN},
+        }
+    )
+    with pytest.raises(builders.BuilderError) as e:
+        builders.resolve("hostb", "gfx1201", exe, env())
+    assert str(e.value) == (
+        "builder hostb (for arch gfx1201) is down or unreachable: Cannot connect to the Docker"
+        " daemon at unix:///tmp/nothing.sock. Is the docker daemon running?; start it, or map"
+        " gfx1201 to another builder in --define builders="
+    )
+
+
+def test_a_builder_that_hangs_fails_within_the_timeout(docker, monkeypatch):
+    monkeypatch.setenv(builders.TIMEOUT_ENV, "3")  # the fake CLI starts slowly on a busy host
+    exe = docker(
+        {
+            CONTEXT_HOST.format("hostb"): {"out": "ssh://hostb\n"},
+            "--context hostb buildx inspect": {"sleep": 30, "out": DOCKER_DRIVER},
+        }
+    )
+    start = time.monotonic()
+    with pytest.raises(builders.BuilderError) as e:
+        builders.resolve("hostb", "noarch", exe, env())
+    assert time.monotonic() - start < 15
+    assert str(e.value).startswith(
+        "builder hostb (for arch noarch) is down or unreachable: no answer within 3 s"
+    )
+
+
+def test_buildx_command_puts_context_before_buildx_and_builder_after_build(tmp_path):
+    args = argparse.Namespace(docker="docker", dockerfile=Path("Dockerfile"), network="none")
+    spec = {"build_args": {}, "labels": {}}
+    meta = tmp_path / "m.json"
+    ctx = builders.Builder("hostb", "context", "docker")
+    cmd = build.buildx_command(args, spec, tmp_path, {}, None, "r/x:t", meta, ctx)
+    assert cmd[:5] == ["docker", "--context", "hostb", "buildx", "build"]
+    farm = builders.Builder("farm", "buildx", "remote")
+    cmd = build.buildx_command(args, spec, tmp_path, {}, None, "r/x:t", meta, farm)
+    assert cmd[:5] == ["docker", "buildx", "build", "--builder", "farm"]
+
+
+def test_a_named_builder_uses_the_users_docker_config(monkeypatch):
+    given = builders.named_env({"PATH": "/bin"}, "/home/u")
+    assert given["DOCKER_CONFIG"] == "/home/u/.docker"
+    kept = builders.named_env({"DOCKER_CONFIG": "/etc/dc"}, "/home/u")
+    assert kept["DOCKER_CONFIG"] == "/etc/dc"
+
+
+def test_a_builder_lost_during_the_build_is_named_not_docker_host():
+    tail = ["#5 ERROR: Cannot connect to the Docker daemon at ssh://hostb. Is it running?"]
+    spec = {"arch": "gfx1201"}
+    assert build.hints(tail, spec, "hostb") == [
+        "builder hostb (for arch gfx1201) stopped answering during the build: check it, then"
+        " build again (what finished is kept)"
+    ]
+    assert build.hints(tail, spec)[0].startswith("no Docker engine answers at DOCKER_HOST=")
