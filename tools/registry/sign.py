@@ -66,14 +66,21 @@ def find_cosign() -> str:
     )
 
 
+def user_file(text: str) -> Path:
+    """A path the user typed: under `bazel run`, relative to where they typed it."""
+    path = Path(text)
+    base = os.environ.get("BUILD_WORKING_DIRECTORY")
+    return Path(base) / path if base and not path.is_absolute() else path
+
+
 def key_argument(key: str | None) -> str:
     """What `cosign --key` gets for ``key`` (a path, a KMS URI) or, without one, $COSIGN_KEY."""
     if key:
         if key.startswith(KMS_SCHEMES) or key.startswith("env://"):
             return key
-        if not Path(key).is_file():
+        if not user_file(key).is_file():
             raise SignError(f"--key {key}: no such file")
-        return str(Path(key).absolute())
+        return str(user_file(key).absolute())
     value = os.environ.get("COSIGN_KEY", "")
     if not value:
         raise SignError(
@@ -158,8 +165,8 @@ class PublicKey:
 
 def load_public_key(key: str | None, cosign: str | None = None) -> PublicKey:
     """A public key from a PEM file, or from a private key / KMS URI through cosign."""
-    if key and Path(key).is_file():
-        text = Path(key).read_bytes()
+    if key and user_file(key).is_file():
+        text = user_file(key).read_bytes()
         if b"PUBLIC KEY-----" in text:
             return PublicKey(text)
     arg = key_argument(key)
