@@ -78,7 +78,7 @@ class Attester:
             self.counts.sboms += 1
             wrote += 1
             self.log(f"  attached SBOM {bom['digest'][:19]} ({len(blob)} bytes)")
-        statement = provenance.statement(d, image.load_spec(), image.registry)
+        statement = provenance.statement(d, image.load_spec())
         prov_blob = provenance.encode(statement)
         before = len(r.list(image.name, d.digest))
         prov = r.attach(image.name, subject, provenance.IN_TOTO, prov_blob, PROVENANCE_ANNOTATIONS)

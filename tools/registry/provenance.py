@@ -22,18 +22,18 @@ IN_TOTO = "application/vnd.in-toto+json"
 BUILD_TYPE = "https://github.com/rocm-pytorch/images/tools/imagebuild@v1"
 
 
-def statement(d: Descriptor, spec: dict, registry: str) -> dict:
-    """The in-toto statement (SLSA provenance v1 predicate) for ``d`` published to
-    ``registry``/``repository``."""
+def statement(d: Descriptor, spec: dict) -> dict:
+    """The in-toto statement (SLSA provenance v1 predicate) for ``d``.
+
+    No registry in it: the statement is about the digest, wherever it is
+    published (a mirror, a proxy's address), so re-publishing it elsewhere
+    attaches the same bytes.
+    """
     algorithm, _, hex_ = d.digest.partition(":")
     source = (spec.get("labels") or {}).get("org.opencontainers.image.source", "")
     commit = spec.get("vcs_ref") or ""
     dependencies = [
-        {
-            "name": parent,
-            "uri": f"oci://{registry}/{parent}",
-            "digest": {digest.partition(":")[0]: digest.partition(":")[2]},
-        }
+        {"name": parent, "digest": {digest.partition(":")[0]: digest.partition(":")[2]}}
         for parent, digest in sorted(d.parents.items())
     ]
     if source:
@@ -46,7 +46,7 @@ def statement(d: Descriptor, spec: dict, registry: str) -> dict:
         dependencies.append({"name": "upstream", "uri": f"docker-image://{spec['upstream']}"})
     return {
         "_type": STATEMENT,
-        "subject": [{"name": f"{registry}/{d.repository}", "digest": {algorithm: hex_}}],
+        "subject": [{"name": d.repository, "digest": {algorithm: hex_}}],
         "predicateType": SLSA,
         "predicate": {
             "buildDefinition": {
