@@ -1,8 +1,9 @@
 """registry: push images from staging, materialize them, list tags, prune caches.
 
 Run as `bazel run //tools/registry -- <command>`; push targets
-(`bazel run //images:push_default`) run `push` with their plan, `.load`
-targets `load`, `.layout` targets `layout`.
+(`bazel run //images:push_default`) run `push` with their plan (`--sign`
+under `--config=release`), `.verify` targets `verify`, `.load` targets
+`load`, `.layout` targets `layout`.
 """
 
 from __future__ import annotations

@@ -40,7 +40,9 @@ def add_parser(sub, connection_args: Callable, user_path: Callable) -> None:
         " to it, each signed by --key. With a push plan, also that the tag names the digest"
         " the build made. Exit 1 naming each ref that fails.",
     )
-    verify.add_argument("refs", nargs="*", metavar="REF", help="HOST[:PORT]/NAME:TAG or @sha256:…")
+    verify.add_argument(
+        "refs", nargs="*", metavar="REF", help="HOST[:PORT]/NAME:TAG or HOST[:PORT]/NAME@sha256:…"
+    )
     verify.add_argument("--plan", type=user_path, action="append", help="plan JSON")
     verify.add_argument(
         "--registry", help="[https://]HOST[:PORT][/NAMESPACE] instead of the plan's"
