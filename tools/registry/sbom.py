@@ -107,7 +107,10 @@ def scan_layer(reader, media_type: str, digest: str) -> dict:
                 elif member.isfile() and wanted(path) and member.size <= MAX_FILE:
                     f = tar.extractfile(member)
                     if f is not None:
-                        add[path] = f.read().decode("utf-8", errors="replace")
+                        text = f.read().decode("utf-8", errors="replace")
+                        if path.endswith("/METADATA"):  # the headers; not the long description
+                            text = text.split("\n\n", 1)[0] + "\n"
+                        add[path] = text
         while hashing.read(1 << 20):  # the tar's padding, to check the digest
             pass
     except (tarfile.TarError, OSError, EOFError) as e:
