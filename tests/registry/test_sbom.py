@@ -168,3 +168,60 @@ def test_bundle_checks_key_signature_and_digest():
         base64.b64decode(good["dsseEnvelope"]["payload"]).replace(b"c" * 64, b"d" * 64)
     ).decode()
     assert "does not verify" in public(ours).check_bundle(forged, "sha256:" + "d" * 64)
+
+
+def test_a_registry_with_the_referrers_api_gets_no_fallback_tag():
+    """A distribution-3-like registry (mock transport): the API lists, no `sha256-` tag."""
+    import httpx
+
+    from tools.registry.client import RegistryClient
+    from tools.registry.referrers import OCI_INDEX, Referrers, Subject
+
+    blobs: dict[str, bytes] = {}
+    manifests: dict[str, bytes] = {}
+    writes: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if "/referrers/" in path:
+            subject = path.rsplit("/", 1)[1]
+            listed = []
+            for ref, body in manifests.items():
+                m = json.loads(body)
+                if ref.startswith("sha256:") and m.get("subject", {}).get("digest") == subject:
+                    listed.append(
+                        {
+                            "mediaType": m["mediaType"],
+                            "digest": ref,
+                            "size": len(body),
+                            "artifactType": m["artifactType"],
+                            "annotations": m.get("annotations", {}),
+                        }
+                    )
+            index = {"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": listed}
+            return httpx.Response(200, json=index, headers={"Content-Type": OCI_INDEX})
+        if request.method == "HEAD" and "/blobs/" in path:
+            return httpx.Response(200 if path.rsplit("/", 1)[1] in blobs else 404)
+        if request.method == "POST" and path.endswith("/blobs/uploads/"):
+            return httpx.Response(202, headers={"Location": "/upload/1"})
+        if request.method == "PUT" and path.startswith("/upload/"):
+            writes.append("blob")
+            blobs[request.url.params["digest"]] = request.read()
+            return httpx.Response(201)
+        if request.method == "PUT" and "/manifests/" in path:
+            writes.append(path.rsplit("/", 1)[1])
+            manifests[path.rsplit("/", 1)[1]] = request.read()
+            return httpx.Response(201)
+        return httpx.Response(404)
+
+    client = RegistryClient("reg.example")
+    client.http = httpx.Client(transport=httpx.MockTransport(handler))
+    r = Referrers(client)
+    subject = Subject("sha256:" + "e" * 64, "application/vnd.oci.image.manifest.v1+json", 5)
+    d = r.attach("ns/app", subject, sbom.CYCLONEDX, b'{"bomFormat":"CycloneDX"}', {"a": "b"})
+    assert r.api is True
+    assert writes == ["blob", "blob", d["digest"]]  # empty config, the SBOM, the manifest
+    again = Referrers(client)
+    assert [x["digest"] for x in again.list("ns/app", subject.digest)] == [d["digest"]]
+    again.attach("ns/app", subject, sbom.CYCLONEDX, b'{"bomFormat":"CycloneDX"}', {"a": "b"})
+    assert len(writes) == 3  # already attached: nothing written
