@@ -19,7 +19,7 @@ import tarfile
 import pytest
 
 from tests.registry.fixtures import FaultProxy, Registry
-from tests.registry.staging_images import NAMESPACE, registry_tool, stage, write_plan
+from tests.registry.staging_images import NAMESPACE, refs, registry_tool, stage, write_plan
 from tools.registry.referrers import fallback_tag
 from tools.registry.sign import find_cosign
 
@@ -238,6 +238,11 @@ def test_sign_verify_noop_and_tamper(tmp_path, env, registries, proxy_for, keys)
     first = push(plan, registry, "--sign", "--key", str(key), env=env)
     assert first.code == 0, first.err
     assert "6 signatures made" in first.err
+    # image tags (the immutable one too) name the images; every other tag is a referrers index
+    published = target.all_refs()
+    image_tags = {r: d for r, d in published.items() if ":sha256-" not in r}
+    assert image_tags == refs(images, NAMESPACE)
+    assert len(published) - len(image_tags) == 3 * 2  # image, SBOM, provenance per image
 
     verified = registry_tool(
         "verify", "--plan", str(plan), "--registry", registry, "--key", str(pub)
