@@ -45,7 +45,8 @@
 #
 # Progress goes to stderr; the last line says what is installed. Files: the
 # tree, DIR.bootstrap.log next to a tree it built (mmdebstrap's output), the
-# two wrappers, and /var/lib/rocm-pytorch-images/bazelisk-* in bazelisk mode.
+# two wrappers, /var/lib/rocm-pytorch-images/bin/cosign (tools/install_cosign.sh)
+# and /var/lib/rocm-pytorch-images/bazelisk-* in bazelisk mode.
 # Undo: remove those (stop Bazel servers and `python3 -m tools.engine stop` first).
 set -Eeuo pipefail
 
@@ -567,6 +568,10 @@ mkdir -p "$BIN"
 write_runner
 [ "$OWN" = 0 ] || setup_pip_parse
 write_bazel
+# cosign (signing, `registry verify`): sid's static binary, outside the tree
+[ -x "$STATE/bin/cosign" ] ||
+  ROCM_PYTORCH_COSIGN_DIR=$STATE/bin bash "$(dirname "$0")/install_cosign.sh" "$(debian_mirror)" ||
+  die "installing cosign failed (tools/install_cosign.sh)"
 
 # check the result; the version check is instant for Debian's Bazel only
 case $BAZEL_NOTE in

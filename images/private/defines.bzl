@@ -11,7 +11,7 @@ the same registry grammar again when it renders the specs.
 _BAZEL_VARS = ["BINDIR", "COMPILATION_MODE", "GENDIR", "TARGET_CPU"]
 
 # The lower-case `--define` keys the image rules read.
-LOWERCASE_KEYS = ["arch", "builders", "cache_registry", "registry", "staging"]
+LOWERCASE_KEYS = ["arch", "attest", "builders", "cache_registry", "registry", "sign", "staging"]
 
 _DIGITS = "0123456789"
 _LOWER = "abcdefghijklmnopqrstuvwxyz"

@@ -2,7 +2,7 @@
 
 load(":image.bzl", "rocm_image_rule")
 load(":image_set.bzl", "image_set")
-load(":push.bzl", "image_layout", "image_load", "image_plan", "image_push")
+load(":push.bzl", "image_layout", "image_load", "image_plan", "image_push", "image_verify")
 
 def image_label(name, arch = None):
     """The label name of catalogue target `name` for `arch` ('pytorch.gfx950', 'triton-wheel').
@@ -46,8 +46,10 @@ def image_family(
         visibility = None):
     """Declares every image of a catalogue: one per target and arch, plus the selectors.
 
-    Every target `T` also gets `T.push` and `T.push.plan`, and every group
-    `G` gets `push_G` and `push_G.plan` (see image_push, image_plan). Every
+    Every target `T` also gets `T.push`, `T.push.plan` and `T.push.verify`,
+    and every group `G` gets `push_G`, `push_G.plan` and `push_G.verify`
+    (see image_push, image_plan; `.verify` checks signatures, SBOMs and
+    provenance of what the push published, see tools/registry). Every
     image (`T.A`, or `T` when arch-free) gets `.load` (into the local Docker
     engine under its real tags) and `.layout` (an OCI layout); both manual.
 
@@ -173,6 +175,7 @@ def _materializers(image, tags, visibility):
 
 def _push_pair(name, images, tags, visibility):
     image_push(name = name, images = images, tags = tags, visibility = visibility)
+    image_verify(name = name + ".verify", images = images, tags = tags, visibility = visibility)
 
     # The plan never builds an image, so it is never manual.
     image_plan(

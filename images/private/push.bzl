@@ -101,10 +101,25 @@ def _runfiles(ctx, files):
         ctx.attr._bash_runfiles[DefaultInfo].default_runfiles,
     ])
 
+def _flag_define(ctx, key):
+    """`--define KEY=1` (or 0): True or False; any other value fails analysis."""
+    value = ctx.var.get(key, "0")
+    if value not in ["0", "1"]:
+        fail("--define %s=%s: want %s=1 or %s=0" % (key, value, key, key))
+    return value == "1"
+
+def _push_command(ctx):
+    """`push`, plus `--sign` (`--define sign=1`, `--config=release`) or `--attest`."""
+    if _flag_define(ctx, "sign"):
+        return "push --sign"
+    if _flag_define(ctx, "attest"):
+        return "push --attest"
+    return "push"
+
 def _push_impl(ctx):
     images = _images(ctx.attr.images)
     plan = _plan_file(ctx, images)
-    launcher = _launcher(ctx, "push", plan)
+    launcher = _launcher(ctx, _push_command(ctx), plan)
     files = [plan, ctx.executable._registry]
     for i in images:
         files += [i.descriptor, i.spec]
@@ -134,6 +149,25 @@ _ATTRS = {
 image_push = rule(
     implementation = _push_impl,
     doc = _DOC_PUSH,
+    attrs = _ATTRS,
+    executable = True,
+)
+
+def _verify_impl(ctx):
+    images = _images(ctx.attr.images)
+    plan = _plan_file(ctx, images)
+    launcher = _launcher(ctx, "verify", plan)
+    files = [plan, ctx.executable._registry]
+    for i in images:
+        files += [i.descriptor, i.spec]
+    return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, files))]
+
+# Not in defs.bzl: image_family makes one per push target (`<push>.verify`).
+image_verify = rule(
+    implementation = _verify_impl,
+    doc = """Checks every tag a push publishes: it names the digest this build made, that
+digest is signed with the key (`-- --key cosign.pub`, or `$COSIGN_PUBLIC_KEY`), and its SBOM
+and provenance are attached and signed (`tools/registry verify`).""",
     attrs = _ATTRS,
     executable = True,
 )

@@ -62,9 +62,10 @@ def test_dry_run_prints_the_plan_and_writes_nothing(registry, proxy_for):
     lines = result.out.splitlines()
     assert len(lines) == 52
     assert lines[0].startswith(f"{proxy.host}/{NAMESPACE}/rocm-runtime:10.1.0-full-gfx950@sha256:")
-    # should say what the real push would do: copy every blob from staging
+    # should say what the real push would do: copy every blob from staging (the config,
+    # four layers of the stand-in: busybox, its dpkg record, its links, dirs; one of its own)
     assert lines[0].endswith("from staging " + staging_host("rocm-runtime.gfx950") + ")"), lines[0]
-    assert "0/5 blobs present, would copy 5" in lines[0], lines[0]
+    assert "0/6 blobs present, would copy 6" in lines[0], lines[0]
     assert registry.all_refs() == {}
 
 
@@ -148,3 +149,47 @@ def test_push_to_an_unreachable_registry_fails_naming_it(tmp_path):
     assert result.code == 1
     assert "registry: error:" in result.err and "127.0.0.1:9" in result.err
     assert "Traceback" not in result.err
+
+
+def test_signed_push_of_the_family_verifies_and_a_moved_tag_fails(registry, proxy_for, tmp_path):
+    """The real push binary with --sign (what --config=release passes), then `verify`."""
+    from tools.registry.sign import find_cosign
+
+    password = {"COSIGN_PASSWORD": "release-test"}
+    run([find_cosign(), "generate-key-pair", "--output-key-prefix", str(tmp_path / "k")], password)
+    key, pub = str(tmp_path / "k.key"), str(tmp_path / "k.pub")
+    result = push_default(registry.host, "--sign", "--key", key, env=password)
+    assert result.code == 0, result.err
+    assert "26 SBOMs and 26 provenances attached" in result.err
+    assert "78 signatures made" in result.err
+    plan = "tests/e2e/push_default_e2e_archs.json"
+    target = f"{registry.host}/{NAMESPACE}"
+    verify = registry_tool("verify", "--plan", plan, "--registry", target, "--key", pub)
+    assert verify.code == 0, verify.out + verify.err
+    assert verify.out.count("verified ") == 52
+
+    # a no-op signed re-push writes nothing and runs no cosign
+    proxy = proxy_for(registry)
+    again = push_default(proxy.host, "--sign", "--key", key, env=password)
+    assert again.code == 0, again.err
+    assert proxy.writes() == []
+    assert "0 signatures made, 26 images already complete" in again.err
+    # 1 + 2 tags, then 3 digests x (referrers list + bundle manifest + bundle blob), + 1 probe
+    assert len(proxy.requests) == 26 * (1 + 2 + 3 * 3) + 1
+
+    # tamper: pytorch:latest-gfx950 now names the (also signed) gfx1201 image
+    import httpx
+
+    gfx1201 = metadata("pytorch.gfx1201")
+    moved = httpx.put(
+        f"http://{registry.host}/v2/{NAMESPACE}/pytorch/manifests/latest-gfx950",
+        content=gfx1201["manifest"].encode(),
+        headers={"Content-Type": gfx1201["media_type"]},
+    )
+    assert moved.status_code == 201, moved.text
+    tampered = registry_tool("verify", "--plan", plan, "--registry", target, "--key", pub)
+    assert tampered.code == 1
+    ref = f"{target}/pytorch:latest-gfx950"
+    assert f"FAILED {ref}@{gfx1201['digest']}: names {gfx1201['digest']}" in tampered.out
+    assert f"verification failed: {ref}" in tampered.err
+    assert tampered.out.count("verified ") == 51

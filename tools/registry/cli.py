@@ -1,8 +1,9 @@
 """registry: push images from staging, materialize them, list tags, prune caches.
 
 Run as `bazel run //tools/registry -- <command>`; push targets
-(`bazel run //images:push_default`) run `push` with their plan, `.load`
-targets `load`, `.layout` targets `layout`.
+(`bazel run //images:push_default`) run `push` with their plan (`--sign`
+under `--config=release`), `.verify` targets `verify`, `.load` targets
+`load`, `.layout` targets `layout`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tools.registry import verify
 from tools.registry.client import LIMITS, MiB, RegistryClient, split_registry
 from tools.registry.errors import NotFound, RegistryError, redact
 from tools.registry.plan import PlannedImage, load_plans, planned_image
@@ -107,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _jobs_arg(push)
     _connection_args(push)
+    verify.add_push_arguments(push)  # --attest, --sign, --key
 
     layout = sub.add_parser(
         "layout",
@@ -170,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--dry-run", action="store_true", help="print what would be deleted")
     pr.add_argument("--catalog", type=user_path, help="catalogue (default: images/catalog.toml)")
     _connection_args(pr)
+    verify.add_parser(sub, _connection_args, user_path)
     return parser
 
 
@@ -320,6 +324,7 @@ def cmd_push(args) -> int:
         args.insecure, args.ca_file, args.retries, args.backoff, args.dry_run, args.jobs
     )
     pusher = Pusher(options, on_ref=on_ref)
+    attester = _attester(args, pusher)
     result, refusal, signum = PushResult(), "", 0
     try:
         with _interruptible():
@@ -335,6 +340,8 @@ def cmd_push(args) -> int:
     finally:
         if not signum:  # uploads in flight keep their connections: leave them
             pusher.close()
+        if attester and attester.signer:
+            attester.signer.close()
     error = refusal or result.error
     if signum:
         error = f"interrupted by {signal.Signals(signum).name}"
@@ -357,10 +364,34 @@ def cmd_push(args) -> int:
     if error:
         _push_progress(images, settled)
     print(_push_summary(images, settled, pusher), file=sys.stderr, flush=True)
+    if attester:
+        n = attester.counts
+        print(
+            f"attestations: {n.sboms} SBOMs and {n.provenances} provenances attached"
+            f" ({n.layers_read} layers read), {n.signatures} signatures made,"
+            f" {n.up_to_date} images already complete",
+            file=sys.stderr,
+            flush=True,
+        )
     if signum:  # exit now: do not wait for the threads of the abandoned uploads
         sys.stdout.flush()
         os._exit(128 + signum)
     return 1 if error else 0
+
+
+def _attester(args, pusher: Pusher):
+    """The SBOM/provenance/signature step of --attest and --sign, hooked before the tags."""
+    if not (args.attest or args.sign) or args.dry_run:
+        return None
+    from tools.registry.attest import Attester
+    from tools.registry.sign import Signer
+
+    signer = None
+    if args.sign:
+        signer = Signer(args.key, insecure=args.insecure, ca_file=args.ca_file, log=_log)
+    attester = Attester(pusher.client, signer, log=_log)
+    pusher.before_tags = attester.attach
+    return attester
 
 
 def _dry_run(pusher: Pusher, images: list[PlannedImage]) -> int:
@@ -510,6 +541,7 @@ COMMANDS = {
     "load": cmd_load,
     "tags": cmd_tags,
     "prune-cache": cmd_prune,
+    "verify": lambda args: verify.cmd_verify(args, _clients, _log),
 }
 
 

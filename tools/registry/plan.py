@@ -36,6 +36,7 @@ class PlannedImage:
     immutable: str | None
     descriptor: Path | None
     parents: tuple[str, ...]
+    spec: Path | None = None  # tagconf's spec JSON (provenance reads it)
 
     @property
     def host(self) -> str:
@@ -57,6 +58,10 @@ class PlannedImage:
 
     def label(self) -> str:
         return f"{self.target} ({self.arch or 'noarch'})"
+
+    def load_spec(self) -> dict:
+        """tagconf's spec of the image (build args, labels, VCS_REF); {} without one."""
+        return json.loads(self.spec.read_text()) if self.spec else {}
 
     def load_descriptor(self) -> Descriptor:
         """The image's descriptor: its digest, manifest and where staging holds it."""
@@ -119,6 +124,7 @@ def planned_image(
             immutable=tags["immutable"],
             descriptor=descriptor,
             parents=tuple(parents),
+            spec=spec_path,
         )
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise RegistryError(

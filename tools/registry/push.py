@@ -120,6 +120,9 @@ class Pusher:
         )
         # blob digest -> repositories (per host) known to hold it in this run
         self.known: dict[tuple[str, str], list[str]] = {}
+        # called once the image's manifest is in the registry, before its tags
+        # (tools/registry/attest.py: SBOM, provenance, signatures)
+        self.before_tags: Callable[[PlannedImage, Descriptor], None] | None = None
 
     @property
     def clients(self) -> dict[str, RegistryClient]:
@@ -171,6 +174,8 @@ class Pusher:
             self.put_manifest(image, d, d.digest)
         for blob in d.blobs:
             self._remember(c.host, blob.digest, image.name)
+        if self.before_tags:
+            self.before_tags(image, d)
         immutable_first = sorted(image.tags, key=lambda tag: tag != image.immutable)
         for tag in immutable_first:
             ref = f"{image.registry}/{image.repository}:{tag}"
