@@ -13,6 +13,10 @@ A test cannot run the Bazel that runs it, so these run after
 - the real family analyses for all nine archs, its push_default.plan is
   exactly tagconf's tags, and `--config=release` adds the -g<sha> tags;
 - `--define cache_registry` exports BuildKit's cache where prune-cache finds it;
+- `--config=release` publishes the fixture family signed (cosign, a key made
+  here), with SBOM and provenance attached; `.verify` passes; a second
+  publish writes nothing; a tag moved to the other arch's (also signed)
+  image fails `.verify`, naming the ref;
 - two engines (tests/e2e/two_engines.py): `--define builders=gfx1201=<context
   of a second engine>` builds each image on its engine (BuildKit history) with
   the one-engine digests and the same push plan; a dead builder fails fast
@@ -29,8 +33,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections import Counter
@@ -40,9 +46,12 @@ FAMILY = "//tests/e2e:all"
 RESULTS: list[tuple[str, bool, str]] = []
 
 
-def bazel(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def bazel(
+    *args: str, check: bool = True, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     cmd = ["bazel", *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    full_env = {**os.environ, **env} if env else None
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=full_env)
     if check and proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}")
@@ -262,6 +271,68 @@ def _cache_registry():
     )
     assert "0 of 1 cache manifests in 1 repositories deleted" in proc.stderr, proc.stderr[-500:]
     return f"{namespace}/triton-wheel-cache:{tags[0]}"
+
+
+def cosign_bin() -> str:
+    """tools/registry/sign.py's order: $ROCM_PYTORCH_COSIGN, PATH, bootstrap's place."""
+    for candidate in (
+        os.environ.get("ROCM_PYTORCH_COSIGN"),
+        shutil.which("cosign"),
+        "/var/lib/rocm-pytorch-images/bin/cosign",
+    ):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    raise AssertionError("no cosign: run tools/bootstrap.sh (tools/install_cosign.sh)")
+
+
+@check("--config=release publishes signed images with SBOM and provenance; verify; tamper fails")
+def _release_signed():
+    registry = os.environ["REGISTRY"]
+    namespace = f"e2e-signed-{int(time.time())}"
+    keys = tempfile.mkdtemp(prefix="e2e-cosign-")
+    env = {"COSIGN_PASSWORD": "e2e-only"}
+    subprocess.run(
+        [cosign_bin(), "generate-key-pair"],
+        cwd=keys,
+        env={**os.environ, **env},
+        capture_output=True,
+        check=True,
+    )
+    env["COSIGN_KEY"] = os.path.join(keys, "cosign.key")
+    flags = [
+        "--config=release",
+        f"--define=arch={ARCHS}",
+        f"--define=registry={registry}/{namespace}",
+    ]
+    first = bazel("run", "//tests/e2e:push_default", *flags, env=env)
+    assert "signed" in first.stderr + first.stdout, (first.stderr + first.stdout)[-1500:]
+    verify = [*flags, "--", "--key", os.path.join(keys, "cosign.pub")]
+    ok = bazel("run", "//tests/e2e:push_default.verify", *verify, check=False)
+    assert ok.returncode == 0, (ok.stderr + ok.stdout)[-1500:]
+    again = bazel("run", "//tests/e2e:push_default", *flags, env=env)
+    assert " 0 refs written" in again.stderr + again.stdout, (again.stderr + again.stdout)[-800:]
+    # move a gfx950 tag to the gfx1201 image of the same repository (signed too)
+    plan = bazel("run", "//tests/e2e:push_default.plan", *flags).stdout.split()
+    victim = next(r for r in plan if "/rocm-runtime:" in r and r.endswith("-gfx950"))
+    other = next(r for r in plan if "/rocm-runtime:" in r and r.endswith("-gfx1201"))
+    accept = "application/vnd.oci.image.manifest.v1+json"
+
+    def url(ref: str) -> str:
+        host_repo, tag = ref.rsplit(":", 1)
+        host, repo = host_repo.split("/", 1)
+        return f"http://{host}/v2/{repo}/manifests/{tag}"
+
+    with urllib.request.urlopen(
+        urllib.request.Request(url(other), headers={"Accept": accept})
+    ) as r:
+        body, media_type = r.read(), r.headers["Content-Type"]
+    put = urllib.request.Request(url(victim), data=body, method="PUT")
+    put.add_header("Content-Type", media_type)
+    urllib.request.urlopen(put).close()
+    bad = bazel("run", "//tests/e2e:push_default.verify", *verify, check=False)
+    assert bad.returncode == 1, (bad.stderr + bad.stdout)[-1500:]
+    assert victim in bad.stderr + bad.stdout, (bad.stderr + bad.stdout)[-1500:]
+    return f"{registry}/{namespace}: verify passed, the moved tag {victim.rsplit('/', 1)[1]} failed"
 
 
 @check("two engines: --define builders=gfx1201=<second engine> gives the same images and plan")
