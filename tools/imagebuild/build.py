@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from tools import engine
@@ -305,7 +306,38 @@ def fetch_staged(host: str, name: str, digest: str) -> tuple[bytes, str, dict]:
     return manifest, data.get("mediaType") or content_type, json.loads(config)
 
 
+def process_age() -> float:
+    """Seconds since this process started (interpreter start and imports included), or 0."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+class Phases:
+    """Wall time of imagebuild's phases, written at the end of BuildKit's log."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.started = process_age()
+        self.last = self.start
+        self.parts: list[tuple[str, float]] = []
+
+    def done(self, name: str) -> None:
+        now = time.monotonic()
+        self.parts.append((name, now - self.last))
+        self.last = now
+
+    def line(self) -> str:
+        parts = ", ".join(f"{name} {secs:.2f}s" for name, secs in self.parts)
+        total = self.last - self.start + self.started
+        return f"# imagebuild: start {self.started:.2f}s, {parts}; total {total:.2f}s\n"
+
+
 def run(args: argparse.Namespace) -> None:
+    phases = Phases()
     spec_bytes = args.spec.read_bytes()
     spec = json.loads(spec_bytes)
     if shutil.which(args.docker) is None:
@@ -328,8 +360,10 @@ def run(args: argparse.Namespace) -> None:
     for d in inputs:
         if not staged(d):
             raise BuildError(lost(d))
+    phases.done("staging checks")
     files = [args.dockerfile, *args.src]
     builder = resolve_builder(args, spec)
+    phases.done("builder")
     key = content_key(
         spec_bytes,
         files,
@@ -359,10 +393,12 @@ def run(args: argparse.Namespace) -> None:
         )
         log_path = log_file(args.log) or Path(tmp) / "buildx.log"
         env = dict(builder.env, SOURCE_DATE_EPOCH="0")
+        phases.done("context")
         with log_path.open("w") as log:
             log.write(f"# {describe(spec, args)}\n# {' '.join(cmd)}\n")
             log.flush()
             proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, check=False)
+        phases.done("docker buildx build")
         if proc.returncode != 0:
             tail = log_path.read_text(errors="replace").splitlines()[-LOG_TAIL:]
             where = f" (whole log: {log_path})" if args.log else ""
@@ -376,6 +412,10 @@ def run(args: argparse.Namespace) -> None:
     if not digest:
         raise BuildError(f"{describe(spec, args)}: buildx wrote no containerimage.digest")
     manifest, media_type, config = fetch_staged(staging.host, name, digest)
+    phases.done("read back")
+    if args.log:  # the temporary log went with its directory
+        with log_path.open("a") as log:
+            log.write(phases.line())
     desc.Descriptor(
         target=spec["target"],
         arch=spec.get("arch"),
