@@ -20,7 +20,9 @@
 set -euo pipefail
 
 if [ "${ROCM_PYTORCH_STAGING_AUTOSTART:-1}" != 0 ] && command -v python3 >/dev/null 2>&1; then
-  python3 -m tools.staging start >/dev/null 2>&1 || true
+  # bounded: a registry that never gets ready must not hold up every build
+  # (tools.staging gives up after 20 s itself)
+  timeout 30 python3 -m tools.staging start >/dev/null 2>&1 || true
 fi
 
 if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
