@@ -130,15 +130,11 @@ def spawns(log: Path) -> list[tuple[str, float, float, list[str]]]:
     """(target, process start, process seconds, argv) of every ImageBuild spawn in an
     execution log: the time the `docker buildx build` process ran, not the time a spawn
     waited for a local CPU slot (queueTime)."""
-    text = log.read_text()
-    decoder = json.JSONDecoder()
-    out, i = [], 0
-    while i < len(text):
-        while i < len(text) and text[i].isspace():
-            i += 1
-        if i >= len(text):
-            break
-        spawn, i = decoder.raw_decode(text, i)
+    sys.path.insert(0, str(REPO))
+    from tools.scratch_bazel import read_exec_log
+
+    out = []
+    for spawn in read_exec_log(log):
         if spawn.get("mnemonic") != "ImageBuild":
             continue
         metrics = spawn.get("metrics", {})

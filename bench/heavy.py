@@ -54,6 +54,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tools.scratch_bazel import read_exec_log  # noqa: E402  (standard library only)
 from tools.staging import embedded  # noqa: E402  (standard library only)
 
 PKG = "//bench/heavy"
@@ -91,19 +92,6 @@ def timed(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess[str]
     t = time.monotonic()
     proc = sh(cmd, **kw)
     return time.monotonic() - t, proc
-
-
-def read_exec_log(path: Path) -> list[dict]:
-    """The spawns of a `--execution_log_json_file` (concatenated JSON objects)."""
-    text = path.read_text() if path.exists() else ""
-    decoder, i, out = json.JSONDecoder(), 0, []
-    while True:
-        while i < len(text) and text[i].isspace():
-            i += 1
-        if i >= len(text):
-            return out
-        obj, i = decoder.raw_decode(text, i)
-        out.append(obj)
 
 
 def seconds(value: str | None) -> float:

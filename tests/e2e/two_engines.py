@@ -151,15 +151,10 @@ def built_since(engine: SecondEngine, context: str | None, since: str) -> dict[s
 def executed(log: Path) -> list[tuple[str, str, str]]:
     """(mnemonic, target label, --builder or 'local') of every ImageBuild spawn in an
     execution log (`--execution_log_json_file`)."""
-    text = log.read_text()
-    decoder = json.JSONDecoder()
-    out, i = [], 0
-    while i < len(text):
-        while i < len(text) and text[i].isspace():
-            i += 1
-        if i >= len(text):
-            break
-        spawn, i = decoder.raw_decode(text, i)
+    from tools.scratch_bazel import read_exec_log  # the repository root is on sys.path
+
+    out = []
+    for spawn in read_exec_log(log):
         if spawn.get("mnemonic") != "ImageBuild":
             continue
         argv = spawn.get("commandArgs", [])
