@@ -47,3 +47,15 @@ def proxy_for():
     yield make
     for p in proxies:
         p.stop()
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """No user credentials: an empty DOCKER_CONFIG, here and for the tools a test runs.
+
+    A module that needs more overrides it and asks for this one by the same name.
+    """
+    config = tmp_path / "docker-config"
+    config.mkdir()
+    monkeypatch.setenv("DOCKER_CONFIG", str(config))
+    return {"DOCKER_CONFIG": str(config)}

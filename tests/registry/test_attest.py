@@ -18,7 +18,7 @@ import tarfile
 
 import pytest
 
-from tests.registry.fixtures import FaultProxy, Registry
+from tests.registry.fixtures import Registry
 from tests.registry.staging_images import NAMESPACE, refs, registry_tool, stage, write_plan
 from tools.registry.referrers import fallback_tag
 from tools.registry.sign import find_cosign
@@ -103,38 +103,10 @@ def images_with_packages(staging: str, tmp, vcs_ref: str | None = "1a2b3c4"):
 
 
 @pytest.fixture
-def registries(tmp_path):
-    started = []
-
-    def start(name: str) -> Registry:
-        started.append(Registry(tmp_path / name))
-        return started[-1]
-
-    yield start
-    for r in started:
-        r.stop()
-
-
-@pytest.fixture
-def proxy_for():
-    proxies = []
-
-    def make(registry: Registry) -> FaultProxy:
-        proxies.append(FaultProxy(registry.host))
-        return proxies[-1]
-
-    yield make
-    for p in proxies:
-        p.stop()
-
-
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    config = tmp_path / "docker-config"
-    config.mkdir()
-    monkeypatch.setenv("DOCKER_CONFIG", str(config))
+def env(env, tmp_path):
+    """conftest's env (no user credentials), with an SBOM layer cache and HOME of the test."""
     return {
-        "DOCKER_CONFIG": str(config),
+        **env,
         "ROCM_PYTORCH_SBOM_CACHE": str(tmp_path / "sbom-cache"),
         "HOME": str(tmp_path),
     }

@@ -27,15 +27,6 @@ from tests.registry.staging_images import (
 from tests.registry.token_server import TokenServer
 
 
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    """No user credentials."""
-    config = tmp_path / "docker-config"
-    config.mkdir()
-    monkeypatch.setenv("DOCKER_CONFIG", str(config))
-    return {"DOCKER_CONFIG": str(config)}
-
-
 def push(plan, registry: str, *args: str, env: dict):
     return registry_tool("push", "--plan", str(plan), "--registry", registry, *args, env=env)
 

@@ -21,11 +21,9 @@ from tests.registry.staging_images import NAMESPACE, family, layer, refs, stage,
 
 
 @pytest.fixture
-def env(tmp_path):
-    """No user credentials."""
-    config = tmp_path / "docker-config"
-    config.mkdir()
-    return {**os.environ, "DOCKER_CONFIG": str(config)}
+def env(env):
+    """conftest's env (no user credentials) on top of this process's environment."""
+    return {**os.environ, **env}
 
 
 class Push:

@@ -30,14 +30,12 @@ from tools.registry.push import Pusher, PushOptions
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    """No user credentials, and an empty TMPDIR to show nothing is spooled to disk."""
-    config = tmp_path / "docker-config"
-    config.mkdir()
+def env(env, tmp_path):
+    """conftest's env (no user credentials), and an empty TMPDIR to show nothing is
+    spooled to disk."""
     spool = tmp_path / "spool"
     spool.mkdir()
-    monkeypatch.setenv("DOCKER_CONFIG", str(config))
-    return {"DOCKER_CONFIG": str(config), "TMPDIR": str(spool)}
+    return {**env, "TMPDIR": str(spool)}
 
 
 def push(plan, registry: str, *args: str, env: dict):
