@@ -116,14 +116,22 @@ def _push_command(ctx):
         return "push --attest"
     return "push"
 
-def _push_impl(ctx):
+def _descriptor_launcher(ctx, command):
+    """The executable of a rule that runs `registry COMMAND` on its images' plan.
+
+    Its runfiles hold the plan, the registry tool and each image's descriptor
+    and spec (push, verify and load read the digests; plan needs only specs).
+    """
     images = _images(ctx.attr.images)
     plan = _plan_file(ctx, images)
-    launcher = _launcher(ctx, _push_command(ctx), plan)
+    launcher = _launcher(ctx, command, plan)
     files = [plan, ctx.executable._registry]
     for i in images:
         files += [i.descriptor, i.spec]
     return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, files))]
+
+def _push_impl(ctx):
+    return _descriptor_launcher(ctx, _push_command(ctx))
 
 def _plan_impl(ctx):
     images = _images(ctx.attr.images)
@@ -154,13 +162,7 @@ image_push = rule(
 )
 
 def _verify_impl(ctx):
-    images = _images(ctx.attr.images)
-    plan = _plan_file(ctx, images)
-    launcher = _launcher(ctx, "verify", plan)
-    files = [plan, ctx.executable._registry]
-    for i in images:
-        files += [i.descriptor, i.spec]
-    return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, files))]
+    return _descriptor_launcher(ctx, "verify")
 
 # Not in defs.bzl: image_family makes one per push target (`<push>.verify`).
 image_verify = rule(
@@ -188,13 +190,7 @@ staging registry by digest and tags it with every ref of its spec
 """
 
 def _load_impl(ctx):
-    images = _images(ctx.attr.images)
-    plan = _plan_file(ctx, images)
-    launcher = _launcher(ctx, "load", plan)
-    files = [plan, ctx.executable._registry]
-    for i in images:
-        files += [i.descriptor, i.spec]
-    return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, files))]
+    return _descriptor_launcher(ctx, "load")
 
 image_load = rule(
     implementation = _load_impl,
