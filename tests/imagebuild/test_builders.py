@@ -11,7 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socketserver
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -246,3 +249,119 @@ def test_a_builder_lost_during_the_build_is_named_not_docker_host():
         " build again (what finished is kept)"
     ]
     assert build.hints(tail, spec)[0].startswith("no Docker engine answers at DOCKER_HOST=")
+
+
+# -- the local engine's identity, kept by its /version answer -------------------------
+
+
+class FakeEngine:
+    """An Engine API on a unix socket answering GET /version with ``version``."""
+
+    def __init__(self, path: Path) -> None:
+        self.version = "28.5.2+dfsg4"
+        self.requests: list[str] = []
+        engine_api = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                line = self.rfile.readline().decode()
+                while self.rfile.readline().strip():
+                    pass
+                url = line.split(" ")[1]
+                engine_api.requests.append(url)
+                if url == "/version":
+                    body = json.dumps({"Version": engine_api.version}).encode()
+                    self.wfile.write(b"HTTP/1.0 200 OK\r\n\r\n" + body)
+                else:
+                    self.wfile.write(b"HTTP/1.0 404 Not Found\r\n\r\n")
+
+        self.server = socketserver.ThreadingUnixStreamServer(str(path), Handler)
+        self.host = f"unix://{path}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def fake_engine():
+    # a short path: unix socket paths are limited to 107 bytes
+    with tempfile.TemporaryDirectory(prefix="eng-", dir="/tmp") as d:
+        e = FakeEngine(Path(d) / "docker.sock")
+        yield e
+        e.close()
+
+
+def local_env(host: str, config: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "BUILDX_BUILDER"}
+    return dict(env, DOCKER_HOST=host, DOCKER_CONFIG=str(config))
+
+
+def local_scenario(version: str, driver: str = LOCAL_DRIVER) -> dict:
+    return {"buildx inspect": {"out": driver}, VERSION: {"out": version + "\n"}}
+
+
+def test_the_local_engine_is_asked_through_the_cli_once_then_kept(docker, fake_engine, tmp_path):
+    exe = docker(local_scenario("28.5.2+dfsg4"))
+    env = local_env(fake_engine.host, tmp_path / "config")
+    first = builders.resolve(builders.LOCAL, "gfx950", exe, env, cache=tmp_path / "cache")
+    assert docker.calls() == ["buildx inspect", VERSION]
+    again = [
+        builders.resolve(builders.LOCAL, "gfx950", exe, env, cache=tmp_path / "cache")
+        for _ in range(3)
+    ]
+    assert docker.calls() == ["buildx inspect", VERSION]  # no CLI run after the first
+    assert fake_engine.requests == ["/version"] * 4  # the engine is still asked each time
+    assert {b.key() for b in again} == {first.key()}
+    assert first.identity()["engine"] == "28.5.2+dfsg4"
+    assert again[0].kind == "local" and again[0].docker_args() == again[0].build_args() == []
+
+
+def test_an_upgraded_engine_is_asked_again_and_gets_a_new_key(docker, fake_engine, tmp_path):
+    exe = docker(local_scenario("28.5.2+dfsg4"))
+    env = local_env(fake_engine.host, tmp_path / "config")
+    old = builders.resolve(builders.LOCAL, "gfx950", exe, env, cache=tmp_path / "cache")
+    fake_engine.version = "29.0.0"
+    exe = docker(local_scenario("29.0.0"))
+    new = builders.resolve(builders.LOCAL, "gfx950", exe, env, cache=tmp_path / "cache")
+    assert docker.calls() == ["buildx inspect", VERSION] * 2
+    assert new.identity()["engine"] == "29.0.0" and new.key() != old.key()
+
+
+def test_another_buildx_selection_is_asked_again_and_only_the_docker_driver_is_kept(
+    docker, fake_engine, tmp_path
+):
+    config = tmp_path / "config"
+    env = local_env(fake_engine.host, config)
+    exe = docker(local_scenario("28.5.2+dfsg4"))
+    builders.resolve(builders.LOCAL, "gfx950", exe, env, cache=tmp_path / "cache")
+    # `docker buildx use farm` writes buildx/current: the CLI's builder is another one now
+    (config / "buildx").mkdir(parents=True)
+    (config / "buildx" / "current").write_text('{"Key":"x","Name":"farm","Global":true}')
+    exe = docker(local_scenario("", REMOTE_DRIVER))
+    for _ in range(2):
+        b = builders.resolve(builders.LOCAL, "gfx950", exe, env, cache=tmp_path / "cache")
+        assert b.driver == "remote" and b.identity()["buildkit"] == ["v0.23.2", "v0.23.2"]
+    # a buildkitd's version is not pinned by the engine's answer: asked every time
+    assert docker.calls() == ["buildx inspect", VERSION] + ["buildx inspect"] * 2
+
+
+def test_a_local_engine_that_does_not_answer_fails_in_one_line_without_the_cli(docker, tmp_path):
+    exe = docker(local_scenario("28.5.2+dfsg4"))
+    env = local_env(f"unix://{tmp_path}/gone.sock", tmp_path / "config")
+    with pytest.raises(builders.BuilderError) as e:
+        builders.resolve(builders.LOCAL, "gfx950", exe, env, cache=tmp_path / "cache")
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert "local engine (for arch gfx950) is down" in msg and "gone.sock" in msg
+    assert not Path(f"{os.environ['FAKE_DOCKER_SCENARIO']}.calls").exists()
+
+
+def test_a_local_engine_off_a_unix_socket_is_asked_through_the_cli_every_time(docker, tmp_path):
+    exe = docker(local_scenario("28.5.2+dfsg4"))
+    env = local_env("tcp://127.0.0.1:1", tmp_path / "config")
+    for _ in range(2):
+        builders.resolve(builders.LOCAL, "gfx950", exe, env, cache=tmp_path / "cache")
+    assert docker.calls() == ["buildx inspect", VERSION] * 2
+    assert not (tmp_path / "cache").exists()

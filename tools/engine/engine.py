@@ -244,19 +244,29 @@ def _tool(name: str, tree_path: str) -> list[str] | None:
 # -- does an engine answer? ---------------------------------------------------
 
 
-def _ping_unix(path: str, timeout: float) -> bool:
+def get_unix(path: str, url: str, timeout: float) -> tuple[int, bytes] | None:
+    """GET ``url`` from the Engine API on the unix socket ``path``: (status, body), or None
+    when nothing answers there."""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(timeout)
             s.connect(path)
-            s.sendall(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")
+            s.sendall(f"GET {url} HTTP/1.0\r\nHost: docker\r\n\r\n".encode())
             data = b""
-            while chunk := s.recv(4096):
+            while chunk := s.recv(65536):
                 data += chunk
     except OSError:
-        return False
+        return None
     head, _, body = data.partition(b"\r\n\r\n")
-    return head.split(b"\r\n", 1)[0].split(b" ")[1:2] == [b"200"] and body.strip() == b"OK"
+    try:
+        return int(head.split(b"\r\n", 1)[0].split(b" ")[1]), body
+    except (IndexError, ValueError):
+        return None
+
+
+def _ping_unix(path: str, timeout: float) -> bool:
+    answer = get_unix(path, "/_ping", timeout)
+    return answer is not None and answer[0] == 200 and answer[1].strip() == b"OK"
 
 
 def _ping_tcp(host: str, timeout: float) -> bool:

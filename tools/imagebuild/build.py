@@ -16,7 +16,6 @@ import argparse
 import hashlib
 import json
 import os
-import pwd
 import shutil
 import subprocess
 import sys
@@ -24,14 +23,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools import engine
+from tools import daemon, engine
 from tools.imagebuild import builders
 from tools.registry.client import RegistryClient
 from tools.registry.errors import RegistryError
-from tools.staging import StagingError, resolve
+from tools.staging import Staging, StagingError, resolve
 from tools.staging import descriptor as desc
+from tools.staging.loopback import LoopbackClient
 
 LOG_TAIL = 40
+
+
+def builders_cache() -> Path:
+    """Where builders.resolve keeps the local engine's identity."""
+    return Path(daemon.home()).joinpath(*daemon.CACHE_DIR, "builders")
 
 
 class BuildError(Exception):
@@ -137,8 +142,12 @@ def load_parent(item: str, what: str) -> tuple[str, desc.Descriptor]:
         raise BuildError(str(e)) from None
 
 
-def client(host: str) -> RegistryClient:
-    """A client for a staging host (plain HTTP on loopback, auth from the docker config)."""
+def client(host: str, embedded: bool) -> RegistryClient | LoopbackClient:
+    """A client for a staging host: the embedded registry's own small one (no httpx to
+    import: tools/staging/loopback.py), else tools/registry's (TLS, auth from the docker
+    config, retries)."""
+    if embedded:
+        return LoopbackClient(host)
     return RegistryClient(host, retries=3, backoff=0.5)
 
 
@@ -162,7 +171,7 @@ def check_parents(spec: dict, given: list[str]) -> None:
 
 def staged(d: desc.Descriptor) -> bool:
     """Whether ``d``'s manifest is still in its staging registry."""
-    c = client(d.staging_host)
+    c = client(d.staging_host, d.embedded)
     try:
         return c.manifest_digest(d.staging_name, d.digest) is not None
     except RegistryError as e:
@@ -222,7 +231,7 @@ def log_file(path: str) -> Path | None:
     if not path:
         return None
     if path.startswith("~/"):
-        path = home() + path[1:]
+        path = daemon.home() + path[1:]
     log = Path(path)
     log.parent.mkdir(parents=True, exist_ok=True)
     return log
@@ -269,10 +278,6 @@ def describe(spec: dict, args: argparse.Namespace) -> str:
     )
 
 
-def home() -> str:
-    return pwd.getpwuid(os.getuid()).pw_dir
-
-
 def resolve_builder(args: argparse.Namespace, spec: dict) -> builders.Builder:
     """The builder of this image, checked to answer: the local engine (found or started
     by tools/engine) or the named buildx builder / docker context."""
@@ -283,16 +288,17 @@ def resolve_builder(args: argparse.Namespace, spec: dict) -> builders.Builder:
         except engine.EngineError as e:
             raise BuildError(f"no Docker engine for {describe(spec, args)}: {e}") from None
     else:
-        env = builders.named_env(dict(os.environ), home())
+        env = builders.named_env(dict(os.environ), daemon.home())
     try:
-        return builders.resolve(args.builder, arch, args.docker, env)
+        return builders.resolve(args.builder, arch, args.docker, env, cache=builders_cache())
     except builders.BuilderError as e:
         raise BuildError(str(e)) from None
 
 
-def fetch_staged(host: str, name: str, digest: str) -> tuple[bytes, str, dict]:
+def fetch_staged(staging: Staging, name: str, digest: str) -> tuple[bytes, str, dict]:
     """The manifest (exact bytes), its media type and the config, from staging."""
-    c = client(host)
+    host = staging.host
+    c = client(host, staging.embedded)
     try:
         manifest, content_type, _ = c.get_manifest(name, digest)
         if desc.digest_of(manifest) != digest:
@@ -411,7 +417,7 @@ def run(args: argparse.Namespace) -> None:
         digest = json.loads(metadata_file.read_text()).get("containerimage.digest")
     if not digest:
         raise BuildError(f"{describe(spec, args)}: buildx wrote no containerimage.digest")
-    manifest, media_type, config = fetch_staged(staging.host, name, digest)
+    manifest, media_type, config = fetch_staged(staging, name, digest)
     phases.done("read back")
     if args.log:  # the temporary log went with its directory
         with log_path.open("a") as log:

@@ -1,0 +1,84 @@
+"""Reads from the embedded staging registry without httpx: what one image build needs.
+
+The embedded registry (tools/staging/embedded.py) is ours: plain HTTP on
+127.0.0.1, no credentials, no redirects. An image build asks it three
+things: is each parent's manifest still there (HEAD), and, after the build,
+the new manifest and its config (GET). tools/registry's client does the same
+through httpx, whose import and TLS setup cost 0.2-0.4 s per process, more
+than these requests themselves; every ImageBuild action paid it. A shared
+staging registry (TLS, tokens, retries) still goes through that client.
+
+Same method names and answers as ``RegistryClient`` for these three calls;
+failures raise ``RegistryError`` naming the request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+
+from tools.registry.client import MANIFEST_TYPES
+from tools.registry.errors import RegistryError
+
+
+class LoopbackClient:
+    """One keep-alive connection to the embedded registry at ``host`` (127.0.0.1:PORT)."""
+
+    def __init__(self, host: str, timeout: float = 60.0) -> None:
+        name, _, port = host.rpartition(":")
+        self.host = host
+        self._address = (name, int(port))
+        self._timeout = timeout
+        self._conn: http.client.HTTPConnection | None = None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _request(self, method: str, path: str) -> tuple[int, http.client.HTTPMessage, bytes]:
+        """(status, headers, body); one retry on a new connection when the kept one is gone."""
+        for attempt in (1, 2):
+            if self._conn is None:
+                self._conn = http.client.HTTPConnection(*self._address, timeout=self._timeout)
+            try:
+                self._conn.request(method, path, headers={"Accept": MANIFEST_TYPES})
+                r = self._conn.getresponse()
+                return r.status, r.headers, r.read()
+            except (OSError, http.client.HTTPException) as e:
+                self.close()
+                if attempt == 2:
+                    raise RegistryError(f"{method} {self.host}{path}: {e}") from None
+        raise AssertionError("unreachable")
+
+    def _check(self, status: int, what: str, body: bytes, ok: tuple[int, ...]) -> None:
+        if status not in ok:
+            detail = body.decode(errors="replace").strip()[:200]
+            raise RegistryError(f"{what} on {self.host}: HTTP {status} {detail}".rstrip())
+
+    def manifest_digest(self, name: str, reference: str) -> str | None:
+        """The digest ``reference`` points at, or None if it does not exist."""
+        status, headers, body = self._request("HEAD", f"/v2/{name}/manifests/{reference}")
+        self._check(status, f"HEAD {name}:{reference}", body, (200, 404))
+        if status == 404:
+            return None
+        return headers.get("Docker-Content-Digest") or self.get_manifest(name, reference)[2]
+
+    def get_manifest(self, name: str, reference: str) -> tuple[bytes, str, str]:
+        """(bytes, media type, digest): the digest the registry says, else the bytes' own."""
+        status, headers, body = self._request("GET", f"/v2/{name}/manifests/{reference}")
+        self._check(status, f"GET {name}:{reference}", body, (200,))
+        digest = headers.get("Docker-Content-Digest")
+        return body, headers.get("Content-Type", ""), digest or _sha256(body)
+
+    def get_blob(self, name: str, digest: str) -> bytes:
+        """A small blob (a config), checked against its digest."""
+        status, _, body = self._request("GET", f"/v2/{name}/blobs/{digest}")
+        self._check(status, f"GET blob {name}@{digest}", body, (200,))
+        if _sha256(body) != digest:
+            raise RegistryError(f"GET blob {name}@{digest} on {self.host}: the bytes do not match")
+        return body
+
+
+def _sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
