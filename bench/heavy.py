@@ -22,7 +22,12 @@ context) and measures:
 - ImageBuild actions executed after `--define registry=...` and, separately,
   `--define VCS_REF=...` (both should be 0);
 - a cold publish of the chain with the project's push (//bench/heavy:push)
-  vs `crane copy` of the same three images from staging.
+  vs `crane copy` of the same three images from staging;
+- the floor: the child and grandchild built by hand with the ImageBuild
+  action's own `--output` (pushed to staging, `rewrite-timestamp`,
+  SOURCE_DATE_EPOCH=0), each on its parent in staging. floor/plain is what
+  BuildKit needs for reproducible, staged images; ours/floor is the tooling
+  (Bazel's spawn, imagebuild's start and checks).
 
 `--dockerfile family` (default) builds bench/heavy/Dockerfile, whose stage
 names differ from the parent names, as in the family's Dockerfiles;
@@ -54,8 +59,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tools.imagebuild.build import staging_output  # noqa: E402
 from tools.scratch_bazel import read_exec_log  # noqa: E402  (standard library only)
-from tools.staging import embedded  # noqa: E402  (standard library only)
+from tools.staging import descriptor, embedded  # noqa: E402  (standard library only)
 
 PKG = "//bench/heavy"
 IMAGES = {"root": "heavy-root", "child": "heavy-child", "grand": "heavy-grand"}
@@ -185,16 +191,40 @@ class Plain:
     def ref(self, what: str, suffix: str = "") -> str:
         return f"{PLAIN_REPO}/{what}:{self.run_id}{suffix}"
 
-    def build(self, dockerfile: str, stage: str | None, tag: str, *args: str) -> float:
+    def command(self, dockerfile: str, stage: str | None, *args: str) -> list[str]:
         cmd = ["docker", "buildx", "build", "--progress=plain", "--network", "none"]
         cmd += ["--file", str(self.ctx / dockerfile)]
         if stage:
             cmd += ["--target", stage]
         for key, value in self.sizes.items():
             cmd += ["--build-arg", f"{key}={value}"]
-        cmd += [*args, "--load", "--tag", tag, str(self.ctx)]
+        return [*cmd, *args, str(self.ctx)]
+
+    def build(self, dockerfile: str, stage: str | None, tag: str, *args: str) -> float:
         self.images.append(tag)
-        return timed(cmd)[0]
+        return timed(self.command(dockerfile, stage, *args, "--load", "--tag", tag))[0]
+
+    def floor(self, what: str, ref: str, parent: str, *args: str) -> tuple[float, str]:
+        """Plain buildx with the ImageBuild action's output (reproducible, pushed to staging
+        as ``ref``), its parent in staging: what BuildKit itself needs, no tooling.
+        Returns (seconds, staging reference by digest)."""
+        meta = self.ctx.parent / f"floor-{what}.json"
+        cmd = self.command(
+            self.dockerfile,
+            self.stages[what],
+            *args,
+            "--build-context",
+            f"{parent}",
+            "--provenance=false",
+            "--sbom=false",
+            "--metadata-file",
+            str(meta),
+            "--output",
+            staging_output(ref),
+        )
+        secs, _ = timed(cmd, env=dict(os.environ, SOURCE_DATE_EPOCH="0"))
+        digest = json.loads(meta.read_text())["containerimage.digest"]
+        return secs, f"{ref.rsplit(':', 1)[0]}@{digest}"
 
     def upstream(self) -> float:
         return self.build("Dockerfile.upstream", None, self.ref("upstream"))
@@ -453,6 +483,7 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
     ours = {k: Series() for k in ("child", "grand")}
     action = {k: Series() for k in ("child", "grand")}
     plain_t = {k: Series() for k in ("child", "grand")}
+    floor_t = {k: Series() for k in ("child", "grand")}
     disturbed = 0
     host: dict[str, float] = {}
     plain_root = 0.0
@@ -510,6 +541,25 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
         t = plain.grand(rep)
         plain_t["grand"].values.append(t)
         progress(f"rep {rep}: plain grand {t:6.1f}s")
+        # The floor: the same builds as the ImageBuild actions, by hand (no Bazel, no tooling).
+        root = descriptor.load(image_dir / "root.json")
+        floor_repo = f"{root.staging_registry}/bench-heavy-floor"
+        t, child_ref = plain.floor(
+            "child",
+            f"{floor_repo}/{IMAGES['child']}:{run_id}-{rep}",
+            f"{IMAGES['root']}=docker-image://{root.staging_ref}",
+            "--build-arg",
+            f"CHILD_SALT=f{rep}-{run_id}",
+        )
+        floor_t["child"].values.append(t)
+        progress(f"rep {rep}: floor child {t:6.1f}s")
+        t, _ = plain.floor(
+            "grand",
+            f"{floor_repo}/{IMAGES['grand']}:{run_id}-{rep}",
+            f"{IMAGES['child']}=docker-image://{child_ref}",
+        )
+        floor_t["grand"].values.append(t)
+        progress(f"rep {rep}: floor grand {t:6.1f}s")
 
     # Publishing changes: the last repetition's chain, up to date, then one define changed.
     targets = list(labels.values())
@@ -557,6 +607,7 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
         print(row(f"{what:<6} ours  bazel build :{what}", ours[what]))
         print(row(f"{what:<6} ours  ImageBuild action", action[what]))
         print(row(f"{what:<6} plain buildx --load", plain_t[what]))
+        print(row(f"{what:<6} floor buildx to staging", floor_t[what]))
     # The ImageBuild action is what compares with one `docker buildx build`; the
     # `bazel build` wall adds the client, ImageSpec and whatever else shares the server.
     r = {w: ratio(action[w].median, plain_t[w].median) for w in ("child", "grand")}
@@ -565,6 +616,13 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
         f"  ours/plain (medians): ImageBuild action child {r['child']:.2f}x,"
         f" grand {r['grand']:.2f}x; bazel build wall child {rb['child']:.2f}x,"
         f" grand {rb['grand']:.2f}x"
+    )
+    rf = {w: ratio(action[w].median, floor_t[w].median) for w in ("child", "grand")}
+    rp = {w: ratio(floor_t[w].median, plain_t[w].median) for w in ("child", "grand")}
+    print(
+        f"  floor/plain (BuildKit's reproducible, staged output): child {rp['child']:.2f}x,"
+        f" grand {rp['grand']:.2f}x; ours/floor (the tooling): child {rf['child']:.2f}x,"
+        f" grand {rf['grand']:.2f}x"
     )
     if disturbed:
         print(

@@ -217,13 +217,17 @@ def buildx_command(
         cmd += ["--cache-from", f"type=registry,ref={cache}"]
         cmd += ["--cache-to", f"type=registry,ref={cache},mode=max,ignore-error=true"]
     cmd += ["--metadata-file", str(metadata_file)]
-    cmd += [
-        "--output",
-        f"type=image,name={image_ref},push=true,store=false,oci-mediatypes=true,"
-        "rewrite-timestamp=true",
-        str(ctx),
-    ]
+    cmd += ["--output", staging_output(image_ref), str(ctx)]
     return cmd
+
+
+def staging_output(image_ref: str) -> str:
+    """The `--output` of every image build: pushed to staging as ``image_ref``, not kept in
+    the engine's image store, timestamps rewritten to $SOURCE_DATE_EPOCH (reproducible)."""
+    return (
+        f"type=image,name={image_ref},push=true,store=false,oci-mediatypes=true,"
+        "rewrite-timestamp=true"
+    )
 
 
 def log_file(path: str) -> Path | None:
