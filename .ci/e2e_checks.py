@@ -90,14 +90,10 @@ def digests() -> dict[str, str]:
         f"--define=arch={ARCHS}",
         "--output=files",
     )
-    out = {}
-    for path in proc.stdout.split():
-        if path.endswith(".json") and not path.endswith((".spec.json", ".build.json")):
-            try:
-                out[path.rsplit("/", 1)[-1]] = json.load(open(path))["digest"]
-            except FileNotFoundError:
-                pass  # a variant --define arch did not ask for
-    return out
+    sys.path.insert(0, os.getcwd())
+    from tools.scratch_bazel import descriptors_in
+
+    return {name: d["digest"] for name, d in descriptors_in(proc.stdout).items()}
 
 
 BEFORE: dict[str, str] = {}

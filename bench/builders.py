@@ -31,7 +31,6 @@ Stops the engines it started and removes their state, never another engine.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -178,13 +177,10 @@ def descriptors(defines: list[str], env: dict) -> dict[str, str]:
         ],
         env=env,
     )
-    out = {}
-    for path in proc.stdout.split():
-        if path.endswith(".json") and not path.endswith((".spec.json", ".build.json")):
-            full = REPO / path
-            if full.exists():
-                out[full.name] = json.loads(full.read_text())["digest"]
-    return out
+    sys.path.insert(0, str(REPO))
+    from tools.scratch_bazel import descriptors_in
+
+    return {name: d["digest"] for name, d in descriptors_in(proc.stdout, REPO).items()}
 
 
 def build(label: str, defines: list[str], env: dict, jobs: int, log_dir: Path) -> dict:

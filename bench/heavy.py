@@ -608,22 +608,21 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
         print(row(f"{what:<6} ours  ImageBuild action", action[what]))
         print(row(f"{what:<6} plain buildx --load", plain_t[what]))
         print(row(f"{what:<6} floor buildx to staging", floor_t[what]))
+
     # The ImageBuild action is what compares with one `docker buildx build`; the
     # `bazel build` wall adds the client, ImageSpec and whatever else shares the server.
+    def ratios(a: dict[str, Series], b: dict[str, Series]) -> str:
+        return ", ".join(f"{w} {ratio(a[w].median, b[w].median):.2f}x" for w in ("child", "grand"))
+
+    print(
+        f"  ours/plain (medians): ImageBuild action {ratios(action, plain_t)};"
+        f" bazel build wall {ratios(ours, plain_t)}"
+    )
+    print(
+        f"  floor/plain (BuildKit's reproducible, staged output): {ratios(floor_t, plain_t)};"
+        f" ours/floor (the tooling): {ratios(action, floor_t)}"
+    )
     r = {w: ratio(action[w].median, plain_t[w].median) for w in ("child", "grand")}
-    rb = {w: ratio(ours[w].median, plain_t[w].median) for w in ("child", "grand")}
-    print(
-        f"  ours/plain (medians): ImageBuild action child {r['child']:.2f}x,"
-        f" grand {r['grand']:.2f}x; bazel build wall child {rb['child']:.2f}x,"
-        f" grand {rb['grand']:.2f}x"
-    )
-    rf = {w: ratio(action[w].median, floor_t[w].median) for w in ("child", "grand")}
-    rp = {w: ratio(floor_t[w].median, plain_t[w].median) for w in ("child", "grand")}
-    print(
-        f"  floor/plain (BuildKit's reproducible, staged output): child {rp['child']:.2f}x,"
-        f" grand {rp['grand']:.2f}x; ours/floor (the tooling): child {rf['child']:.2f}x,"
-        f" grand {rf['grand']:.2f}x"
-    )
     if disturbed:
         print(
             f"  ({disturbed} of the timed bazel builds shared the server with another command:"

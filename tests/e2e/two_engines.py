@@ -66,12 +66,9 @@ def descriptors(*defines: str, env: dict | None = None) -> dict[str, dict]:
         "--output=files",
         env=env,
     )
-    out = {}
-    for path in proc.stdout.split():
-        if path.endswith(".json") and not path.endswith((".spec.json", ".build.json")):
-            if os.path.exists(path):
-                out[path.rsplit("/", 1)[-1]] = json.load(open(path))
-    return out
+    from tools.scratch_bazel import descriptors_in  # the repository root is on sys.path
+
+    return descriptors_in(proc.stdout)
 
 
 def digests(env: dict | None = None) -> dict[str, str]:
