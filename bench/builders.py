@@ -87,19 +87,12 @@ class Engines:
 
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="rpb-", dir="/tmp"))  # short socket paths
-        self.config = self.root / "docker-config"
-        self.config.mkdir()
-        given = Path(os.environ.get("DOCKER_CONFIG") or Path.home() / ".docker")
-        plugin = given / "cli-plugins" / "docker-buildx"
-        if plugin.exists():
-            (self.config / "cli-plugins").mkdir()
-            (self.config / "cli-plugins" / "docker-buildx").symlink_to(plugin.resolve())
-        self.started: list[Path] = []
+        sys.path.insert(0, str(REPO))
+        from tools import engine
 
-    def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in ("DOCKER_HOST", "DOCKER_CONFIG")}
-        env.pop("ROCM_PYTORCH_ENGINE_DIR", None)
-        return env
+        self.config = engine.client_config(self.root / "docker-config")
+        self._env = engine.unpointed_env
+        self.started: list[Path] = []
 
     def start(self, name: str) -> str:
         """Start engine ``name``, create context ``bench-<name>``; its DOCKER_HOST."""

@@ -86,21 +86,13 @@ class SecondEngine:
         self.host = ""
 
     def start(self) -> None:
-        env = {k: v for k, v in os.environ.items() if k not in ("DOCKER_HOST", "DOCKER_CONFIG")}
-        env.pop("ROCM_PYTORCH_ENGINE_DIR", None)
+        from tools import engine  # the repository root is on sys.path
+
         self.host = run(
             [sys.executable, "-m", "tools.engine", "--dir", str(self.dir), "start", "--private"],
-            env=env,
+            env=engine.unpointed_env(),
         ).stdout.strip()
-        # this check's DOCKER_CONFIG: the buildx plugin and credentials of the caller's
-        self.config.mkdir()
-        given = Path(os.environ.get("DOCKER_CONFIG") or Path.home() / ".docker")
-        plugin = given / "cli-plugins" / "docker-buildx"
-        if plugin.exists():
-            (self.config / "cli-plugins").mkdir()
-            (self.config / "cli-plugins" / "docker-buildx").symlink_to(plugin.resolve())
-        if (given / "config.json").exists():
-            (self.config / "config.json").symlink_to((given / "config.json").resolve())
+        engine.client_config(self.config)  # this check's contexts, the caller's buildx
         for name, host in ((CONTEXT, self.host), (DOWN_CONTEXT, f"unix://{self.root}/down.sock")):
             self.docker("context", "create", name, "--docker", f"host={host}")
 
@@ -112,10 +104,11 @@ class SecondEngine:
         return run(["docker", *args], env=self.env()).stdout
 
     def stop(self) -> None:
-        env = {k: v for k, v in os.environ.items() if k != "DOCKER_HOST"}
+        from tools import engine
+
         run(
             [sys.executable, "-m", "tools.engine", "--dir", str(self.dir), "stop"],
-            env=env,
+            env=engine.unpointed_env(),
             check=False,
         )
         shutil.rmtree(self.root, ignore_errors=True)

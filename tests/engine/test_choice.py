@@ -238,3 +238,21 @@ def test_an_unknown_scope_is_refused(scratch, monkeypatch):
     monkeypatch.setenv(core.SCOPE_ENV, "forever")
     with pytest.raises(engine.EngineError, match="ROCM_PYTORCH_ENGINE_SCOPE='forever': write"):
         engine.ensure()
+
+
+def test_a_second_engine_gets_an_environment_and_docker_config_of_its_own(tmp_path, monkeypatch):
+    given = tmp_path / "given"
+    (given / "cli-plugins").mkdir(parents=True)
+    (given / "cli-plugins" / "docker-buildx").write_text("#!/bin/sh\n")
+    (given / "config.json").write_text("{}")
+    monkeypatch.setenv("DOCKER_CONFIG", str(given))
+    monkeypatch.setenv("DOCKER_HOST", "unix:///somewhere.sock")
+    monkeypatch.setenv(core.DIR_ENV, str(tmp_path / "mine"))
+    env = engine.unpointed_env()
+    assert not {"DOCKER_HOST", "DOCKER_CONFIG", core.DIR_ENV} & set(env)
+    assert env["PATH"] == os.environ["PATH"]
+    own = engine.client_config(tmp_path / "own")
+    buildx = Path("cli-plugins", "docker-buildx")
+    assert (own / buildx).resolve() == given / buildx
+    assert (own / "config.json").resolve() == given / "config.json"
+    assert sorted(p.name for p in own.iterdir()) == ["cli-plugins", "config.json"]

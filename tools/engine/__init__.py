@@ -12,6 +12,7 @@ from tools.engine.engine import (
     DIR_ENV,
     answers,
     apply,
+    client_config,
     ensure,
     env_lines,
     get_unix,
@@ -19,6 +20,7 @@ from tools.engine.engine import (
     state_dir,
     status,
     stop,
+    unpointed_env,
 )
 from tools.engine.errors import EngineError
 
@@ -27,6 +29,7 @@ __all__ = [
     "EngineError",
     "answers",
     "apply",
+    "client_config",
     "ensure",
     "env_lines",
     "get_unix",
@@ -34,4 +37,5 @@ __all__ = [
     "state_dir",
     "status",
     "stop",
+    "unpointed_env",
 ]

@@ -815,6 +815,28 @@ def _stop_registry(p: Paths, log: Log) -> list[str]:
 # -- client configuration -----------------------------------------------------------
 
 
+def unpointed_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """``environ`` (default os.environ) without what points the docker CLI or this module
+    at an engine (DOCKER_HOST, DOCKER_CONFIG, $ROCM_PYTORCH_ENGINE_DIR): the environment
+    of `python3 -m tools.engine --dir DIR ...` for a second engine beside the caller's."""
+    drop = ("DOCKER_HOST", "DOCKER_CONFIG", DIR_ENV)
+    return {k: v for k, v in (os.environ if environ is None else environ).items() if k not in drop}
+
+
+def client_config(dest: Path) -> Path:
+    """Make ``dest`` a DOCKER_CONFIG of its own, for docker contexts that must not land in
+    the caller's: the caller's buildx plugin and credentials (config.json) linked in."""
+    given = Path(os.environ.get("DOCKER_CONFIG") or Path(daemon.home(), ".docker"))
+    dest.mkdir(parents=True)
+    plugin = given / "cli-plugins" / "docker-buildx"
+    if plugin.exists():
+        (dest / "cli-plugins").mkdir()
+        (dest / "cli-plugins" / "docker-buildx").symlink_to(plugin.resolve())
+    if (given / "config.json").exists():
+        (dest / "config.json").symlink_to((given / "config.json").resolve())
+    return dest
+
+
 BUILDX_MARK = "# written by tools/engine: buildx for any docker CLI that uses this DOCKER_CONFIG"
 
 
