@@ -49,27 +49,19 @@ META = "usr/lib/python3/dist-packages/{}.dist-info/METADATA"
 
 
 def test_whiteouts_and_opaque_directories_remove_lower_layers_files(tmp_path):
-    files, read = files_of(
+    layers = (
         {
             META.format("a-1"): b"Name: a\nVersion: 1\n",
             META.format("b-2"): b"Name: b\nVersion: 2\n",
         },
         {"usr/lib/python3/dist-packages/.wh.a-1.dist-info": b""},
         {"usr/lib/python3/.wh..wh..opq": b"", META.format("c-3"): b"Name: c\nVersion: 3\n"},
-        cache=tmp_path,
     )
+    files, read = files_of(*layers, cache=tmp_path)
     assert sorted(files) == [META.format("c-3")]
     assert read == 3
     # the second time every layer comes from the cache
-    again, read = files_of(
-        {
-            META.format("a-1"): b"Name: a\nVersion: 1\n",
-            META.format("b-2"): b"Name: b\nVersion: 2\n",
-        },
-        {"usr/lib/python3/dist-packages/.wh.a-1.dist-info": b""},
-        {"usr/lib/python3/.wh..wh..opq": b"", META.format("c-3"): b"Name: c\nVersion: 3\n"},
-        cache=tmp_path,
-    )
+    again, read = files_of(*layers, cache=tmp_path)
     assert again == files and read == 0
 
 
