@@ -82,6 +82,17 @@ def state_dir(env: str, name: str) -> Path:
     return Path(home()).joinpath(*CACHE_DIR, name)
 
 
+def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
+    """Write ``text`` to ``path`` (its directory made) through a temporary file of this
+    process renamed over it: a reader, or a writer in another process, never sees half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(text)
+    if mode is not None:
+        tmp.chmod(mode)
+    tmp.replace(path)
+
+
 @contextlib.contextmanager
 def locked(lock: Path) -> Iterator[None]:
     """Hold ``lock`` (an fcntl lock on that file, blocking): one start or stop at a time.

@@ -900,11 +900,7 @@ def _put(path: Path, text: str, mode: int = 0o644) -> None:
             return
     except OSError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(text)
-    tmp.chmod(mode)
-    tmp.replace(path)
+    daemon.write_atomic(path, text, mode)
 
 
 def _startswith(path: Path, prefix: str) -> bool:

@@ -32,7 +32,6 @@ import json
 import os
 import re
 import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -247,11 +246,9 @@ def _keep(path: Path, b: Builder) -> None:
     """Write the cache file atomically (a parallel build may read it); best effort."""
     if b.driver != "docker":
         return
+    kept = {"driver": b.driver, "buildkit": list(b.buildkit), "engine": b.engine}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as f:
-            json.dump({"driver": b.driver, "buildkit": list(b.buildkit), "engine": b.engine}, f)
-        os.replace(f.name, path)
+        daemon.write_atomic(path, json.dumps(kept))
     except OSError:
         pass
 

@@ -34,6 +34,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from urllib.parse import quote
 
+from tools import daemon
 from tools.registry.errors import RegistryError
 
 CYCLONEDX = "application/vnd.cyclonedx+json"
@@ -139,10 +140,7 @@ def image_files(
                 layer = scan_layer(reader, media_type, digest)
             read += 1
             if cached:
-                cached.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(json.dumps(layer, sort_keys=True))
-                tmp.replace(cached)
+                daemon.write_atomic(cached, json.dumps(layer, sort_keys=True))
         gone = [*layer["delete"], *layer["opaque"]]
         for prefix in gone:
             for path in [p for p in files if p == prefix or p.startswith(prefix + "/")]:

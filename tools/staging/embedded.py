@@ -377,9 +377,7 @@ def _write_config(p: Paths, port: int) -> None:
             "",
         ]
     )
-    tmp = p.config.with_suffix(".tmp")
-    tmp.write_text(config)
-    tmp.replace(p.config)
+    daemon.write_atomic(p.config, config)
 
 
 def _trim_log(p: Paths) -> None:
