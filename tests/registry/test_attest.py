@@ -195,6 +195,8 @@ def test_attest_attaches_an_sbom_of_dpkg_and_python_packages_and_provenance(
     parents = {d["name"]: d for d in build["resolvedDependencies"]}
     assert parents["rocm-runtime"]["digest"]["sha256"] == parent.descriptor.digest.split(":")[1]
     assert parents["source"]["uri"].endswith("@1a2b3c4")
+    # the builder's name, not its whole record (identity and versions)
+    assert prov["predicate"]["runDetails"]["builder"]["id"] == "buildx://local"
     # the child's SBOM read only its own layer; the parent's came from the layer cache
     assert "(2 layers read)" in result.err
 

@@ -10,7 +10,6 @@ per commit, and the same commit always gives the same bytes.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -66,12 +65,8 @@ def statement(d: Descriptor, spec: dict) -> dict:
                 "resolvedDependencies": dependencies,
             },
             "runDetails": {
-                "builder": {"id": f"buildx://{d.builder}"},
+                "builder": {"id": f"buildx://{d.builder['name']}"},
                 "metadata": {"invocationId": d.content_key or d.digest},
             },
         },
     }
-
-
-def encode(document: dict) -> bytes:
-    return (json.dumps(document, indent=1, sort_keys=True) + "\n").encode()
