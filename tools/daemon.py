@@ -74,6 +74,13 @@ def home() -> str:
         return os.path.expanduser("~")
 
 
+def user_path(text: str) -> Path:
+    """A path the user typed: under `bazel run`, relative to where they typed it."""
+    path = Path(text)
+    base = os.environ.get("BUILD_WORKING_DIRECTORY")
+    return Path(base) / path if base and not path.is_absolute() else path
+
+
 def state_dir(env: str, name: str) -> Path:
     """``$env`` (made absolute), else <home>/.cache/rocm-pytorch-images/<name>."""
     configured = os.environ.get(env)

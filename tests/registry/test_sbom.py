@@ -14,7 +14,7 @@ import pytest
 
 from tools.registry import provenance, sbom
 from tools.registry.errors import RegistryError
-from tools.registry.referrers import artifact_manifest, fallback_tag
+from tools.registry.referrers import artifact_manifest, encode, fallback_tag
 from tools.registry.sign import IN_TOTO, PublicKey, pae
 
 
@@ -91,8 +91,8 @@ def test_dpkg_status_gives_installed_packages_only_with_escaped_purls():
 
 def test_the_document_is_deterministic_and_names_the_image():
     files = {META.format("Torch_X-1"): "Name: Torch_X\nVersion: 1.0\nLicense-Expression: MIT\n"}
-    one = sbom.encode(sbom.cyclonedx(files, "runtime", "sha256:" + "a" * 64, {"t": "pytorch-run"}))
-    two = sbom.encode(sbom.cyclonedx(files, "runtime", "sha256:" + "a" * 64, {"t": "pytorch-run"}))
+    one = encode(sbom.cyclonedx(files, "runtime", "sha256:" + "a" * 64, {"t": "pytorch-run"}))
+    two = encode(sbom.cyclonedx(files, "runtime", "sha256:" + "a" * 64, {"t": "pytorch-run"}))
     assert one == two
     doc = json.loads(one)
     assert doc["bomFormat"] == "CycloneDX" and doc["specVersion"] == "1.6"

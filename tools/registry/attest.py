@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from tools.registry import provenance, sbom
 from tools.registry.errors import NotFound, RegistryError
-from tools.registry.referrers import EMPTY_CONFIG, Referrers, Subject
+from tools.registry.referrers import EMPTY_CONFIG, Referrers, Subject, encode
 from tools.registry.sign import BUNDLE, PublicKey, Signer
 from tools.registry.staged import Clients, lost
 
@@ -73,13 +73,13 @@ class Attester:
         wrote = 0
         bom = next((x for x in listed if x.get("artifactType") == sbom.CYCLONEDX), None)
         if bom is None:
-            blob = sbom.encode(self.make_sbom(image, d))
+            blob = encode(self.make_sbom(image, d))
             bom = r.attach(image.name, subject, sbom.CYCLONEDX, blob, SBOM_ANNOTATIONS)
             self.counts.sboms += 1
             wrote += 1
             self.log(f"  attached SBOM {bom['digest'][:19]} ({len(blob)} bytes)")
         statement = provenance.statement(d, image.load_spec())
-        prov_blob = provenance.encode(statement)
+        prov_blob = encode(statement)
         before = len(r.list(image.name, d.digest))
         prov = r.attach(image.name, subject, provenance.IN_TOTO, prov_blob, PROVENANCE_ANNOTATIONS)
         if len(r.list(image.name, d.digest)) != before:

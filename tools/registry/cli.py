@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tools.daemon import user_path
 from tools.registry import verify
 from tools.registry.client import LIMITS, MiB, RegistryClient, split_registry
 from tools.registry.errors import NotFound, RegistryError, redact
@@ -26,13 +27,6 @@ from tools.registry.staged import Clients
 
 CATALOG = Path("images/catalog.toml")
 TAG_FIELDS = ("tag", "digest", "target", "arch", "kind")
-
-
-def user_path(text: str) -> Path:
-    """A path the user typed: under `bazel run`, relative to where they typed it."""
-    path = Path(text)
-    base = os.environ.get("BUILD_WORKING_DIRECTORY")
-    return Path(base) / path if base and not path.is_absolute() else path
 
 
 def _connection_args(p: argparse.ArgumentParser) -> None:

@@ -16,23 +16,24 @@ referrers API's do: a publish can tell what is attached from one GET.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 from dataclasses import dataclass, field
 
 from tools.registry.client import RegistryClient
 from tools.registry.errors import RegistryError
+from tools.staging.descriptor import digest_of
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 EMPTY_CONFIG = "application/vnd.oci.empty.v1+json"
 EMPTY = b"{}"
-EMPTY_DIGEST = "sha256:" + hashlib.sha256(EMPTY).hexdigest()
+EMPTY_DIGEST = digest_of(EMPTY)
 
 
-def digest_of(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+def encode(document: dict) -> bytes:
+    """An artifact's blob (SBOM, provenance): stable JSON, one key per line."""
+    return (json.dumps(document, indent=1, sort_keys=True) + "\n").encode()
 
 
 def fallback_tag(digest: str) -> str:
@@ -144,16 +145,16 @@ class Referrers:
             if not self.client.blob_exists(name, digest_of(data)):
                 self.client.upload(name, digest_of(data), len(data), lambda d=data: io.BytesIO(d))
         self.client.put_manifest(name, descriptor["digest"], manifest, OCI_MANIFEST)
+        found = [*listed, descriptor]
         if not self.api:
             # read again right before the write: another client (cosign) may have added one
-            self.fetched.pop((name, subject.digest), None)
             index = self._fallback_index(name, subject.digest)
-            index["manifests"] = [
+            found = index["manifests"] = [
                 d for d in index.get("manifests") or [] if d.get("digest") != descriptor["digest"]
             ] + [descriptor]
             body = json.dumps(index, separators=(",", ":")).encode()
             self.client.put_manifest(name, fallback_tag(subject.digest), body, OCI_INDEX)
-        self.fetched[(name, subject.digest)] = [*listed, descriptor]
+        self.fetched[(name, subject.digest)] = found
         return descriptor
 
     def forget(self, name: str, digest: str) -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import email.parser
 import hashlib
 import json
-import os
 import re
 import tarfile
 import uuid
@@ -57,13 +56,8 @@ def wanted(path: str) -> bool:
 
 
 def cache_dir() -> Path:
-    import pwd
-
-    env = os.environ.get("ROCM_PYTORCH_SBOM_CACHE")
-    if env:
-        return Path(env)
-    home = Path(pwd.getpwuid(os.getuid()).pw_dir)
-    return home / ".cache" / "rocm-pytorch-images" / "sbom-layers"
+    """$ROCM_PYTORCH_SBOM_CACHE, else <home>/.cache/rocm-pytorch-images/sbom-layers."""
+    return daemon.state_dir("ROCM_PYTORCH_SBOM_CACHE", "sbom-layers")
 
 
 class _Hashing:
@@ -274,7 +268,3 @@ def cyclonedx(files: dict[str, str], name: str, digest: str, properties: dict[st
         },
         "components": components(files),
     }
-
-
-def encode(document: dict) -> bytes:
-    return (json.dumps(document, indent=1, sort_keys=True) + "\n").encode()

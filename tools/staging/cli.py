@@ -10,8 +10,8 @@ import json
 import os
 import sys
 from collections import Counter
-from pathlib import Path
 
+from tools.daemon import user_path
 from tools.staging import EMBEDDED, Staging, embedded, forget, gc, parse, remote, resolve, scan
 from tools.staging.errors import StagingError, UnreachableError
 
@@ -22,13 +22,6 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
         print(f"staging: error: {message}; see `{self.prog} --help`", file=sys.stderr)
         sys.exit(2)
-
-
-def user_path(text: str) -> Path:
-    """A path the user typed: under `bazel run`, relative to where they typed it."""
-    path = Path(text)
-    base = os.environ.get("BUILD_WORKING_DIRECTORY")
-    return Path(base) / path if base and not path.is_absolute() else path
 
 
 def staging_value(text: str) -> str:

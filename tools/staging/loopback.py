@@ -14,11 +14,11 @@ failures raise ``RegistryError`` naming the request.
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 
 from tools.registry.client import MANIFEST_TYPES
 from tools.registry.errors import RegistryError
+from tools.staging.descriptor import digest_of
 
 
 class LoopbackClient:
@@ -69,16 +69,12 @@ class LoopbackClient:
         status, headers, body = self._request("GET", f"/v2/{name}/manifests/{reference}")
         self._check(status, f"GET {name}:{reference}", body, (200,))
         digest = headers.get("Docker-Content-Digest")
-        return body, headers.get("Content-Type", ""), digest or _sha256(body)
+        return body, headers.get("Content-Type", ""), digest or digest_of(body)
 
     def get_blob(self, name: str, digest: str) -> bytes:
         """A small blob (a config), checked against its digest."""
         status, _, body = self._request("GET", f"/v2/{name}/blobs/{digest}")
         self._check(status, f"GET blob {name}@{digest}", body, (200,))
-        if _sha256(body) != digest:
+        if digest_of(body) != digest:
             raise RegistryError(f"GET blob {name}@{digest} on {self.host}: the bytes do not match")
         return body
-
-
-def _sha256(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
