@@ -33,16 +33,21 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 from collections import Counter
+from pathlib import Path
 
-ARCHS = "gfx950,gfx1201"
-FAMILY = "//tests/e2e:all"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
+
+from tests.e2e import two_engines
+from tools.registry.sign import find_cosign
+
+ARCHS = two_engines.ARCHS
+FAMILY = two_engines.FAMILY
 RESULTS: list[tuple[str, bool, str]] = []
 
 
@@ -82,27 +87,13 @@ def executed_actions(stderr: str) -> int:
     return int(m.group(1)) - (int(internal.group(1)) if internal else 0)
 
 
-def digests() -> dict[str, str]:
-    """Manifest digest of every fixture image built for ARCHS."""
-    proc = bazel(
-        "cquery",
-        f"kind(rocm_image_rule, deps({FAMILY}))",
-        f"--define=arch={ARCHS}",
-        "--output=files",
-    )
-    sys.path.insert(0, os.getcwd())
-    from tools.scratch_bazel import descriptors_in
-
-    return {name: d["digest"] for name, d in descriptors_in(proc.stdout).items()}
-
-
 BEFORE: dict[str, str] = {}
 
 
 @check("family builds for two archs")
 def _build():
     bazel("build", FAMILY, f"--define=arch={ARCHS}")
-    BEFORE.update(digests())
+    BEFORE.update(two_engines.digests())
     # 14 arch targets x 2 + 2 arch-free
     assert len(BEFORE) == 30, f"{len(BEFORE)} images built"
     return f"{len(BEFORE)} images"
@@ -269,18 +260,6 @@ def _cache_registry():
     return f"{namespace}/triton-wheel-cache:{tags[0]}"
 
 
-def cosign_bin() -> str:
-    """tools/registry/sign.py's order: $ROCM_PYTORCH_COSIGN, PATH, bootstrap's place."""
-    for candidate in (
-        os.environ.get("ROCM_PYTORCH_COSIGN"),
-        shutil.which("cosign"),
-        "/var/lib/rocm-pytorch-images/bin/cosign",
-    ):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    raise AssertionError("no cosign: run tools/bootstrap.sh (tools/install_cosign.sh)")
-
-
 @check("--config=release publishes signed images with SBOM and provenance; verify; tamper fails")
 def _release_signed():
     registry = os.environ["REGISTRY"]
@@ -288,7 +267,7 @@ def _release_signed():
     keys = tempfile.mkdtemp(prefix="e2e-cosign-")
     env = {"COSIGN_PASSWORD": "e2e-only"}
     subprocess.run(
-        [cosign_bin(), "generate-key-pair"],
+        [find_cosign(), "generate-key-pair"],
         cwd=keys,
         env={**os.environ, **env},
         capture_output=True,
@@ -334,9 +313,6 @@ def _release_signed():
 @check("two engines: --define builders=gfx1201=<second engine> gives the same images and plan")
 def _two_engines():
     assert BEFORE, "first build did not run"
-    sys.path.insert(0, os.getcwd())
-    from tests.e2e import two_engines
-
     return two_engines.check(dict(BEFORE), os.path.abspath(".ci/.cache"))
 
 
@@ -354,7 +330,7 @@ def _reproducible():
     bazel("clean")
     subprocess.run(["docker", "buildx", "prune", "-af"], capture_output=True, check=True)
     bazel("build", FAMILY, f"--define=arch={ARCHS}")
-    after = digests()
+    after = two_engines.digests()
     changed = sorted(k for k in BEFORE if after.get(k) != BEFORE[k])
     assert not changed, f"digests changed: {changed}"
     return f"{len(after)} digests equal"

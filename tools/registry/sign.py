@@ -27,13 +27,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.daemon import user_path
 from tools.registry.errors import RegistryError
+from tools.registry.provenance import IN_TOTO, STATEMENT
 
 BUNDLE = "application/vnd.dev.sigstore.bundle.v0.3+json"
-SIGN_PREDICATE = "https://sigstore.dev/cosign/sign/v1"
-IN_TOTO = "application/vnd.in-toto+json"
-STATEMENT = "https://in-toto.io/Statement/v1"
-COSIGN_PLACES = (Path("/var/lib/rocm-pytorch-images/bin/cosign"), Path("/usr/bin/cosign"))
+COSIGN_DIR = "/var/lib/rocm-pytorch-images/bin"  # tools/install_cosign.sh's default
 # cosign with neither a transparency log nor a CA: signing with a key, offline
 EMPTY_SIGNING_CONFIG = {
     "mediaType": "application/vnd.dev.sigstore.signingconfig.v0.2+json",
@@ -57,20 +56,14 @@ def find_cosign() -> str:
     found = shutil.which("cosign")
     if found:
         return found
-    for place in COSIGN_PLACES:
-        if os.access(place, os.X_OK):
-            return str(place)
+    places = (Path(os.environ.get("ROCM_PYTORCH_COSIGN_DIR") or COSIGN_DIR), Path("/usr/bin"))
+    for place in places:
+        if os.access(place / "cosign", os.X_OK):
+            return str(place / "cosign")
     raise SignError(
         "cosign not found (PATH, /var/lib/rocm-pytorch-images/bin); run `sudo tools/bootstrap.sh`"
         " (or tools/install_cosign.sh), or set ROCM_PYTORCH_COSIGN"
     )
-
-
-def user_file(text: str) -> Path:
-    """A path the user typed: under `bazel run`, relative to where they typed it."""
-    path = Path(text)
-    base = os.environ.get("BUILD_WORKING_DIRECTORY")
-    return Path(base) / path if base and not path.is_absolute() else path
 
 
 def key_argument(key: str | None) -> str:
@@ -78,9 +71,9 @@ def key_argument(key: str | None) -> str:
     if key:
         if key.startswith(KMS_SCHEMES) or key.startswith("env://"):
             return key
-        if not user_file(key).is_file():
+        if not user_path(key).is_file():
             raise SignError(f"--key {key}: no such file")
-        return str(user_file(key).absolute())
+        return str(user_path(key).absolute())
     value = os.environ.get("COSIGN_KEY", "")
     if not value:
         raise SignError(
@@ -165,8 +158,8 @@ class PublicKey:
 
 def load_public_key(key: str | None, cosign: str | None = None) -> PublicKey:
     """A public key from a PEM file, or from a private key / KMS URI through cosign."""
-    if key and user_file(key).is_file():
-        text = user_file(key).read_bytes()
+    if key and user_path(key).is_file():
+        text = user_path(key).read_bytes()
         if b"PUBLIC KEY-----" in text:
             return PublicKey(text)
     arg = key_argument(key)
@@ -202,7 +195,6 @@ class Signer:
         self.insecure = insecure
         self.ca_file = ca_file
         self.log = log
-        self.signed = 0
         self._dir = tempfile.TemporaryDirectory(prefix="registry-sign-")
         self.signing_config = Path(self._dir.name) / "signing-config.json"
         self.signing_config.write_text(json.dumps(EMPTY_SIGNING_CONFIG))
@@ -237,5 +229,4 @@ class Signer:
                 if line and not line.startswith("WARNING")
             ]
             raise SignError(f"cosign sign {ref}: {lines[-1] if lines else 'failed'}")
-        self.signed += 1
         self.log(f"  signed {ref}")
