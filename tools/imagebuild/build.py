@@ -195,10 +195,10 @@ def buildx_command(
     upstream: desc.Descriptor | None,
     image_ref: str,
     metadata_file: Path,
-    builder: builders.Builder | None = None,
+    builder: builders.Builder,
 ) -> list[str]:
-    cmd = [args.docker, *(builder.docker_args() if builder else []), "buildx", "build"]
-    cmd += [*(builder.build_args() if builder else []), "--progress=plain"]
+    cmd = [args.docker, *builder.docker_args(), "buildx", "build"]
+    cmd += [*builder.build_args(), "--progress=plain"]
     cmd += ["--file", str(ctx / args.dockerfile), "--network", args.network]
     if spec.get("stage"):
         cmd += ["--target", spec["stage"]]
@@ -286,13 +286,10 @@ def resolve_builder(args: argparse.Namespace, spec: dict) -> builders.Builder:
     """The builder of this image, checked to answer: the local engine (found or started
     by tools/engine) or the named buildx builder / docker context."""
     arch = spec.get("arch") or "noarch"
-    if args.builder == builders.LOCAL:
-        try:  # $DOCKER_HOST, the host's engine, else the private one (started if needed)
-            env = dict(os.environ, **engine.ensure())
-        except engine.EngineError as e:
-            raise BuildError(f"no Docker engine for {describe(spec, args)}: {e}") from None
-    else:
-        env = builders.named_env(dict(os.environ), daemon.home())
+    try:  # $DOCKER_HOST, the host's engine, else the private one (started if needed)
+        env = builders.docker_env(args.builder)
+    except engine.EngineError as e:
+        raise BuildError(f"no Docker engine for {describe(spec, args)}: {e}") from None
     try:
         return builders.resolve(args.builder, arch, args.docker, env, cache=builders_cache())
     except builders.BuilderError as e:

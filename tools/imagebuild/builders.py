@@ -58,10 +58,6 @@ class Builder:
     engine: str = ""  # Docker engine version (docker driver), else ""
     env: dict[str, str] = field(default_factory=dict, compare=False)
 
-    @property
-    def label(self) -> str:
-        return self.name or "local engine"
-
     def docker_args(self) -> list[str]:
         """Global docker CLI flags (before the subcommand)."""
         return ["--context", self.name] if self.kind == "context" else []
@@ -196,6 +192,14 @@ def _unknown(name: str, arch: str, docker: str, env: dict[str, str]) -> BuilderE
 def _engine_version(docker: str, pre: list[str], env: dict[str, str], limit: float) -> str:
     code, text = _run(docker, [*pre, "version", "--format", "{{.Server.Version}}"], env, limit)
     return text.strip() if code == 0 else ""
+
+
+def docker_env(name: str) -> dict[str, str]:
+    """The docker CLI environment of builder ``name``: for LOCAL the engine tools/engine
+    finds or starts (EngineError when there is none), else ``named_env``."""
+    if name == LOCAL:
+        return dict(os.environ, **engine.ensure())
+    return named_env(dict(os.environ), daemon.home())
 
 
 def named_env(environ: dict[str, str], home: str) -> dict[str, str]:

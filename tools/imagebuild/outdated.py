@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import pwd
 import sys
 from pathlib import Path
 
@@ -34,22 +33,18 @@ def recorded(data: dict) -> dict:
     return dict(b) if isinstance(b, dict) else {"name": b or "default"}
 
 
-def current(name: str, docker: str, home: str) -> dict:
+def current(name: str, docker: str) -> dict:
     """What builder ``name`` ("local": the local engine) is now; BuilderError when it
     does not answer."""
-    if name == "local":
-        try:
-            env = dict(os.environ, **engine.ensure())
-        except engine.EngineError as e:
-            raise builders.BuilderError(f"local engine: {e}") from None
-        return builders.resolve(builders.LOCAL, "any", docker, env).identity()
-    env = builders.named_env(dict(os.environ), home)
-    return builders.resolve(name, "any", docker, env).identity()
+    builder = builders.LOCAL if name == "local" else name
+    try:
+        env = builders.docker_env(builder)
+    except engine.EngineError as e:
+        raise builders.BuilderError(f"local engine: {e}") from None
+    return builders.resolve(builder, "any", docker, env).identity()
 
 
-def outdated(
-    found: list[scan.Found], docker: str, home: str, log=print
-) -> tuple[list[scan.Found], list[str]]:
+def outdated(found: list[scan.Found], docker: str, log=print) -> tuple[list[scan.Found], list[str]]:
     """(descriptors whose builder changed, builders that did not answer)."""
     by_name: dict[str, list[scan.Found]] = {}
     for f in found:
@@ -62,7 +57,7 @@ def outdated(
             stale += group
             continue
         try:
-            now = current(name, docker, home)
+            now = current(name, docker)
         except builders.BuilderError as e:
             log(f"{name}: {e}; its {len(group)} descriptors are kept")
             down.append(name)
@@ -94,8 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     except StagingError as e:
         print(f"outdated: error: {e}", file=sys.stderr)
         return 1
-    home = pwd.getpwuid(os.getuid()).pw_dir
-    stale, down = outdated(found, args.docker, home)
+    stale, down = outdated(found, args.docker)
     for f in stale:
         print(f"{'would forget' if args.dry_run else 'forget'} {f.path}")
     count = len(stale) if args.dry_run else forget.forget(stale)
