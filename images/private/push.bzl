@@ -116,29 +116,26 @@ def _push_command(ctx):
         return "push --attest"
     return "push"
 
-def _descriptor_launcher(ctx, command):
+def _descriptor_launcher(ctx, command, descriptors = True):
     """The executable of a rule that runs `registry COMMAND` on its images' plan.
 
-    Its runfiles hold the plan, the registry tool and each image's descriptor
-    and spec (push, verify and load read the digests; plan needs only specs).
+    Its runfiles hold the plan, the registry tool and each image's spec, and
+    with `descriptors` each image's descriptor too (push, verify and load read
+    the digests; plan needs only specs, so it builds no image).
     """
     images = _images(ctx.attr.images)
     plan = _plan_file(ctx, images)
     launcher = _launcher(ctx, command, plan)
     files = [plan, ctx.executable._registry]
     for i in images:
-        files += [i.descriptor, i.spec]
+        files += [i.descriptor, i.spec] if descriptors else [i.spec]
     return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, files))]
 
 def _push_impl(ctx):
     return _descriptor_launcher(ctx, _push_command(ctx))
 
 def _plan_impl(ctx):
-    images = _images(ctx.attr.images)
-    plan = _plan_file(ctx, images)
-    launcher = _launcher(ctx, "plan", plan)
-    files = [plan, ctx.executable._registry] + [i.spec for i in images]
-    return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, files))]
+    return _descriptor_launcher(ctx, "plan", descriptors = False)
 
 _ATTRS = {
     "images": attr.label_list(
