@@ -321,3 +321,12 @@ def registry_answers(port: int, timeout: float = 2.0) -> bool:
         return False
     finally:
         conn.close()
+
+
+def registry_port(pid_file: Path, config: Path, port_file: Path) -> int | None:
+    """The port of our registry: the process in ``pid_file`` runs with ``config`` and a
+    registry answers on the port in ``port_file``; else None."""
+    port = read_int(port_file)
+    if port and running(pid_file, config) and registry_answers(port):
+        return port
+    return None

@@ -407,11 +407,10 @@ def status() -> dict:
         "dockerd pid": _running(p, "dockerd", p.daemon_json),
         "containerd pid": _running(p, "containerd", p.containerd_toml),
     }
-    port = daemon.read_int(p.registry / "port")
-    reg = _running(p, "registry", p.registry / "config.yml")
-    out["registry"] = (
-        f"127.0.0.1:{port}" if reg and port and daemon.registry_answers(port) else None
+    port = daemon.registry_port(
+        p.pid_file("registry"), p.registry / "config.yml", p.registry / "port"
     )
+    out["registry"] = f"127.0.0.1:{port}" if port else None
     out["scoped engines"] = sum(
         1
         for slot in (p.root / "scoped").glob("[0-9]*")
@@ -743,11 +742,8 @@ def _ensure_registry(p: Paths, log: Log) -> int:
     wanted = os.environ.get(REGISTRY_PORT_ENV)
 
     def answering() -> int | None:
-        port = daemon.read_int(reg / "port")
-        if _running(p, "registry", config) and port and daemon.registry_answers(port):
-            if not wanted or int(wanted) == port:
-                return port
-        return None
+        port = daemon.registry_port(p.pid_file("registry"), config, reg / "port")
+        return port if port and (not wanted or int(wanted) == port) else None
 
     def start() -> int:
         port = daemon.read_int(reg / "port")

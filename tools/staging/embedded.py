@@ -181,7 +181,7 @@ def collect_garbage(*, delete_untagged: bool) -> None:
                 f"`{' '.join(cmd)}` failed (exit {proc.returncode}); the registry is"
                 " stopped (the next build or `start` starts it); its output:\n" + "\n".join(tail)
             )
-        _answering(p) or _start_fresh(p, move=False)
+        _start_fresh(p, move=False)  # _stop above: nothing answers
 
 
 def registry_binary() -> str:
@@ -245,11 +245,10 @@ def list_tags(p: Paths, repository: str) -> dict[str, tuple[str, float]]:
 
 def _answering(p: Paths) -> int | None:
     """The port of the running registry when it answers, else None."""
-    pid, port = daemon.running(p.pid, p.config), daemon.read_int(p.port)
-    if pid and port and daemon.registry_answers(port):
+    port = daemon.registry_port(p.pid, p.config, p.port)
+    if port:
         _trim_log(p)
-        return port
-    return None
+    return port
 
 
 def _start_fresh(p: Paths, *, move: bool = True) -> int:
