@@ -42,6 +42,12 @@ from datetime import datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tools import engine  # noqa: E402  (standard library only)
+from tools.scratch_bazel import descriptors_in, read_exec_log  # noqa: E402
+from tools.tagconf import catalog  # noqa: E402
+
 SOURCE = REPO / "tests/e2e/docker"
 VARIANT = REPO / "bench/builders/docker"
 PACKAGE = "//bench/builders"
@@ -87,11 +93,7 @@ class Engines:
 
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="rpb-", dir="/tmp"))  # short socket paths
-        sys.path.insert(0, str(REPO))
-        from tools import engine
-
         self.config = engine.client_config(self.root / "docker-config")
-        self._env = engine.unpointed_env
         self.started: list[Path] = []
 
     def start(self, name: str) -> str:
@@ -100,7 +102,7 @@ class Engines:
         self.started.append(d)
         host = run(
             [sys.executable, "-m", "tools.engine", "--dir", str(d), "start", "--private"],
-            env=self._env(),
+            env=engine.unpointed_env(),
         ).stdout.strip()
         run(
             ["docker", "context", "create", f"bench-{name}", "--docker", f"host={host}"],
@@ -112,7 +114,7 @@ class Engines:
         for d in self.started:
             run(
                 [sys.executable, "-m", "tools.engine", "--dir", str(d), "stop"],
-                env=self._env(),
+                env=engine.unpointed_env(),
                 check=False,
             )
         shutil.rmtree(self.root, ignore_errors=True)
@@ -122,9 +124,6 @@ def spawns(log: Path) -> list[tuple[str, float, float, list[str]]]:
     """(target, process start, process seconds, argv) of every ImageBuild spawn in an
     execution log: the time the `docker buildx build` process ran, not the time a spawn
     waited for a local CPU slot (queueTime)."""
-    sys.path.insert(0, str(REPO))
-    from tools.scratch_bazel import read_exec_log
-
     out = []
     for spawn in read_exec_log(log):
         if spawn.get("mnemonic") != "ImageBuild":
@@ -153,9 +152,6 @@ def peak(intervals: list[tuple[float, float]]) -> int:
 
 
 def targets() -> list[str]:
-    sys.path.insert(0, str(REPO))
-    from tools.tagconf import catalog
-
     return [f"{PACKAGE}:{t.name}" for t in catalog.load(REPO / "images/catalog.toml").targets]
 
 
@@ -170,9 +166,6 @@ def descriptors(defines: list[str], env: dict) -> dict[str, str]:
         ],
         env=env,
     )
-    sys.path.insert(0, str(REPO))
-    from tools.scratch_bazel import descriptors_in
-
     return {name: d["digest"] for name, d in descriptors_in(proc.stdout, REPO).items()}
 
 

@@ -611,8 +611,10 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
 
     # The ImageBuild action is what compares with one `docker buildx build`; the
     # `bazel build` wall adds the client, ImageSpec and whatever else shares the server.
-    def ratios(a: dict[str, Series], b: dict[str, Series]) -> str:
-        return ", ".join(f"{w} {ratio(a[w].median, b[w].median):.2f}x" for w in ("child", "grand"))
+    def ratios(a: dict[str, Series], b: dict[str, Series], unit: str = "") -> str:
+        return ", ".join(
+            f"{w} {ratio(a[w].median, b[w].median):.2f}x{unit}" for w in ("child", "grand")
+        )
 
     print(
         f"  ours/plain (medians): ImageBuild action {ratios(action, plain_t)};"
@@ -622,7 +624,6 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
         f"  floor/plain (BuildKit's reproducible, staged output): {ratios(floor_t, plain_t)};"
         f" ours/floor (the tooling): {ratios(action, floor_t)}"
     )
-    r = {w: ratio(action[w].median, plain_t[w].median) for w in ("child", "grand")}
     if disturbed:
         print(
             f"  ({disturbed} of the timed bazel builds shared the server with another command:"
@@ -652,7 +653,7 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
     print(f"  crane copy from staging to {ns_crane}: {t_crane:.2f}s")
     print(f"  ours/crane {ratio(t_ours, t_crane):.2f}x")
     print(
-        f"heavy chain: child {r['child']:.2f}x plain, grand {r['grand']:.2f}x plain,"
+        f"heavy chain: {ratios(action, plain_t, ' plain')},"
         f" host bytes {host_ratio:.2f}x unique, publish-change rebuilds {rebuilds}"
     )
     return 0
