@@ -61,7 +61,7 @@ def find_cosign() -> str:
         if os.access(place / "cosign", os.X_OK):
             return str(place / "cosign")
     raise SignError(
-        "cosign not found (PATH, /var/lib/rocm-pytorch-images/bin); run `sudo tools/bootstrap.sh`"
+        f"cosign not found (PATH, {places[0]}, /usr/bin); run `sudo tools/bootstrap.sh`"
         " (or tools/install_cosign.sh), or set ROCM_PYTORCH_COSIGN"
     )
 
