@@ -21,8 +21,10 @@ set -euo pipefail
 
 if [ "${ROCM_PYTORCH_STAGING_AUTOSTART:-1}" != 0 ] && command -v python3 >/dev/null 2>&1; then
   # bounded: a registry that never gets ready must not hold up every build
-  # (tools.staging gives up after 20 s itself)
-  timeout 30 python3 -m tools.staging start >/dev/null 2>&1 || true
+  # (tools.staging gives up after 20 s itself); the module, not the whole CLI: this
+  # runs before every build
+  timeout 30 python3 -c 'from tools.staging import embedded; embedded.ensure_running()' \
+    >/dev/null 2>&1 || true
 fi
 
 if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
