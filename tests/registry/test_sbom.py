@@ -210,10 +210,16 @@ def test_a_registry_with_the_referrers_api_gets_no_fallback_tag():
     client.http = httpx.Client(transport=httpx.MockTransport(handler))
     r = Referrers(client)
     subject = Subject("sha256:" + "e" * 64, "application/vnd.oci.image.manifest.v1+json", 5)
-    d = r.attach("ns/app", subject, sbom.CYCLONEDX, b'{"bomFormat":"CycloneDX"}', {"a": "b"})
+    d, written = r.attach(
+        "ns/app", subject, sbom.CYCLONEDX, b'{"bomFormat":"CycloneDX"}', {"a": "b"}
+    )
+    assert written
     assert r.api is True
     assert writes == ["blob", "blob", d["digest"]]  # empty config, the SBOM, the manifest
     again = Referrers(client)
     assert [x["digest"] for x in again.list("ns/app", subject.digest)] == [d["digest"]]
-    again.attach("ns/app", subject, sbom.CYCLONEDX, b'{"bomFormat":"CycloneDX"}', {"a": "b"})
+    _, written = again.attach(
+        "ns/app", subject, sbom.CYCLONEDX, b'{"bomFormat":"CycloneDX"}', {"a": "b"}
+    )
+    assert not written
     assert len(writes) == 3  # already attached: nothing written

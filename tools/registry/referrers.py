@@ -125,10 +125,10 @@ class Referrers:
         artifact_type: str,
         blob: bytes,
         annotations: dict[str, str],
-    ) -> dict:
-        """Push the artifact (blobs, manifest by digest) and list it; its descriptor.
-
-        Already attached (the same manifest digest listed): nothing is written.
+    ) -> tuple[dict, bool]:
+        """Push the artifact (blobs, manifest by digest) and list it: (its descriptor,
+        whether anything was written). Already attached (the same manifest digest
+        listed): nothing is written.
         """
         manifest = artifact_manifest(subject, artifact_type, blob, annotations)
         descriptor = {
@@ -140,7 +140,7 @@ class Referrers:
         }
         listed = self.list(name, subject.digest)
         if any(d.get("digest") == descriptor["digest"] for d in listed):
-            return descriptor
+            return descriptor, False
         for data in (EMPTY, blob):
             if not self.client.blob_exists(name, digest_of(data)):
                 self.client.upload(name, digest_of(data), len(data), lambda d=data: io.BytesIO(d))
@@ -155,7 +155,7 @@ class Referrers:
             body = json.dumps(index, separators=(",", ":")).encode()
             self.client.put_manifest(name, fallback_tag(subject.digest), body, OCI_INDEX)
         self.fetched[(name, subject.digest)] = found
-        return descriptor
+        return descriptor, True
 
     def forget(self, name: str, digest: str) -> None:
         """Drop what was read about ``digest`` (another program wrote to it)."""
