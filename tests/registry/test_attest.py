@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import tarfile
+from pathlib import Path
 
 import pytest
 
@@ -112,18 +113,22 @@ def env(env, tmp_path):
     }
 
 
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory):
-    """A cosign key pair (password-protected) made by cosign itself."""
-    root = tmp_path_factory.mktemp("keys")
+def key_pair(root: Path, password: str) -> tuple[Path, Path]:
+    """A cosign key pair made by cosign itself in ``root``: (private, public)."""
     subprocess.run(
         [find_cosign(), "generate-key-pair"],
         cwd=root,
-        env={**os.environ, "COSIGN_PASSWORD": "s3cret"},
+        env={**os.environ, "COSIGN_PASSWORD": password},
         check=True,
         capture_output=True,
     )
     return root / "cosign.key", root / "cosign.pub"
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory):
+    """A password-protected key pair."""
+    return key_pair(tmp_path_factory.mktemp("keys"), "s3cret")
 
 
 def push(plan, registry: str, *args: str, env: dict):
@@ -284,18 +289,12 @@ def test_sign_verify_noop_and_tamper(tmp_path, env, registries, proxy_for, keys)
     # another key: every ref fails
     other = tmp_path / "other"
     other.mkdir()
-    subprocess.run(
-        [find_cosign(), "generate-key-pair"],
-        cwd=other,
-        env={**os.environ, "COSIGN_PASSWORD": ""},
-        check=True,
-        capture_output=True,
-    )
+    other_key = key_pair(other, "")[1]
     wrong = registry_tool(
         "verify",
         f"{registry}/rocm-runtime:{json.loads(parent.spec.read_text())['tags']['versioned']}",
         "--key",
-        str(other / "cosign.pub"),
+        str(other_key),
     )
     assert wrong.code == 1
     assert "signed with another key" in wrong.out
