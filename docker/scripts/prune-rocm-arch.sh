@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Keep the ROCm kernel libraries of the requested GPU architecture(s) only.
 #
-# Usage: prune-rocm-arch.sh ARCH[;ARCH...] [ROCM_ROOT]
+# Usage: prune-rocm-arch.sh [--tree-only] ARCH[;ARCH...] [ROCM_ROOT]
+#
+# --tree-only prunes ROCM_ROOT and stops: it leaves the system's loader
+# configuration and /etc/rocm-pytorch alone (for a ROCm tree that is not the
+# image's own, e.g. a copy or a test fixture).
 #
 # rocBLAS, hipBLASLt, hipSPARSELt, MIOpen and friends ship precompiled kernels
 # (code objects, Tensile libraries, MIOpen databases) for every GPU ROCm
@@ -18,7 +22,12 @@ set -euo pipefail
 
 die() { echo "prune-rocm-arch: $*" >&2; exit 1; }
 
-[ "$#" -ge 1 ] && [ "$#" -le 2 ] || die "usage: prune-rocm-arch.sh ARCH[;ARCH...] [ROCM_ROOT]"
+tree_only=0
+if [ "${1:-}" = --tree-only ]; then
+    tree_only=1
+    shift
+fi
+[ "$#" -ge 1 ] && [ "$#" -le 2 ] || die "usage: prune-rocm-arch.sh [--tree-only] ARCH[;ARCH...] [ROCM_ROOT]"
 IFS=';' read -r -a archs <<<"$1"
 [ "${#archs[@]}" -gt 0 ] || die "no architecture given"
 for arch in "${archs[@]}"; do
@@ -74,6 +83,7 @@ mapfile -t kernel_dirs < <(
 
 before=$(du -sm "$rocm_root" | cut -f1)
 deleted=0
+rocblas_dirs=0 rocblas_kept=0
 for dir in "${kernel_dirs[@]}"; do
     kept_here=0
     seen_here=0
@@ -92,19 +102,29 @@ for dir in "${kernel_dirs[@]}"; do
     if [ "$seen_here" -gt 0 ] && [ "$kept_here" -eq 0 ]; then
         echo "prune-rocm-arch: warning: $dir has no kernels for $1" >&2
     fi
+    case "${dir#"$rocm_root"}" in
+        /lib/*rocblas/*)
+            rocblas_dirs=$((rocblas_dirs + 1))
+            rocblas_kept=$((rocblas_kept + kept_here))
+            ;;
+    esac
 done
 
 # rocBLAS backs every BLAS call PyTorch makes: without its kernels the image
-# is useless for this card, so that one is fatal.
-if [ -d "$rocm_root/lib/rocblas/library" ]; then
-    found=0
-    for arch in "${archs[@]}"; do
-        if compgen -G "$rocm_root/lib/rocblas/library/*${arch}*" >/dev/null; then
-            found=1
-        fi
-    done
-    [ "$found" -eq 1 ] || die "this ROCm ships no rocBLAS kernels for $1"
+# is useless for this card, so that one is fatal. Its kernel directory is
+# found as the pruning finds them, at any depth under lib/rocblas (AMD keeps
+# it at lib/rocblas/library, Debian at lib/rocblas/<version>/library), and a
+# rocBLAS with no kernel directory at all is refused too: a layout this
+# script does not know must not yield an image without BLAS kernels.
+if [ "$rocblas_dirs" -gt 0 ]; then
+    [ "$rocblas_kept" -gt 0 ] || die "this ROCm ships no rocBLAS kernels for $1"
+elif compgen -G "$rocm_root/lib/librocblas.so*" >/dev/null; then
+    die "$rocm_root/lib has librocblas but no rocBLAS kernel directory (lib/rocblas/.../library); cannot tell whether it has kernels for $1"
 fi
+[ "$tree_only" -eq 0 ] || {
+    echo "prune-rocm-arch: kept kernels for $1 in $rocm_root; deleted $deleted files, ${before} MiB -> $(du -sm "$rocm_root" | cut -f1) MiB"
+    exit 0
+}
 
 # The flattened image loses the upstream image's config, so make the ROCm
 # libraries findable through ld.so.conf rather than LD_LIBRARY_PATH.
