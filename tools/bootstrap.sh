@@ -8,7 +8,7 @@
 #   bazel test //tests/...         # then this works (it starts the engine itself)
 #
 # Needs: root (the script re-runs itself with sudo), a Debian host (bookworm or
-# newer) whose apt mirror also serves sid (deb.debian.org and its mirrors do),
+# newer) whose apt mirror also serves sid (Debian's own mirrors do),
 # unshare and mount (util-linux), about 2.5 GB free under the prefix, and the
 # network to that mirror and to PyPI (5 MB of wheels); mmdebstrap is installed
 # with apt-get when missing. No Docker, Bazel or Python setup on the host.
@@ -335,7 +335,7 @@ EOF
 }
 
 # rules_python 0.22.1's pip.parse fetches pip 22.3.1, setuptools 60.10.0 and
-# more from files.pythonhosted.org with Bazel's downloader; those pips do not
+# more from PyPI's file host with Bazel's downloader; those pips do not
 # run on Python 3.14. The wheels it fetches go to a --distdir (same files, the
 # sha256 of rules_python's repositories.bzl); pip, setuptools, pip-tools and
 # build are replaced by newer ones unpacked as local repositories.

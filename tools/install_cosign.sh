@@ -2,7 +2,7 @@
 # install_cosign.sh - cosign for signing and verifying published images
 # (`registry push --sign`, `registry verify`), from Debian sid's package.
 #
-#   sudo tools/install_cosign.sh [MIRROR]   # tools/bootstrap.sh runs it
+#   sudo tools/install_cosign.sh MIRROR   # tools/bootstrap.sh runs it
 #
 # Debian's cosign is one static Go binary (Depends: libc6 only), so it is not
 # added to the sid tree (whose package list is shared with install-bazel.sh's
@@ -13,18 +13,20 @@
 # `rocm-pytorch-sid-run` see too. tools/registry/sign.py looks there after
 # $ROCM_PYTORCH_COSIGN and PATH.
 #
-# Idempotent: a second run finds the binary and exits at once. MIRROR defaults
-# to http://deb.debian.org/debian. Cost: 11 MB of package lists and 18 MB .deb.
+# MIRROR is the URI of a Debian mirror that serves sid (tools/bootstrap.sh
+# passes the one the host's apt sources name). Idempotent: a second run finds
+# the binary and exits at once. Cost: 11 MB of package lists and 18 MB .deb.
 set -Eeuo pipefail
 
 DEST=${ROCM_PYTORCH_COSIGN_DIR:-/var/lib/rocm-pytorch-images/bin}
-MIRROR=${1:-http://deb.debian.org/debian}
+MIRROR=${1:-}
 log() { echo "install_cosign: $*" >&2; }
 
 if [ -x "$DEST/cosign" ]; then
   log "ok: $DEST/cosign is there"
   exit 0
 fi
+[ -n "$MIRROR" ] || { log "usage: install_cosign.sh MIRROR (the URI of a Debian mirror that serves sid, as in the host's apt sources)"; exit 2; }
 [ "$(id -u)" = 0 ] || { log "run as root (apt-get)"; exit 1; }
 command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null ||
   { log "needs apt-get and dpkg-deb (a Debian host)"; exit 1; }

@@ -26,11 +26,8 @@ dev=${3:-}
 script_dir=$(cd "$(dirname "$0")" && pwd)
 apt_install() { "$script_dir/apt-install.sh" "$@"; }
 
-has_candidate() {
-    local candidate
-    candidate=$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')
-    [ -n "$candidate" ] && [ "$candidate" != "(none)" ]
-}
+# Through apt-install.sh, so the mirror settings apply (README "Mirrors").
+has_candidate() { "$script_dir/apt-install.sh" --available "$1"; }
 
 apt_install ca-certificates
 if has_candidate "python${version}-venv"; then

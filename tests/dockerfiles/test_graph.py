@@ -33,6 +33,7 @@ from tests.dockerfiles.family import (
     upstream_ref,
 )
 from tools.dockerfile import model
+from tools.mirrors.secrets import SECRETS
 from tools.tagconf.spec import ARCH_BUILD_ARG
 
 # Every file of docker/scripts (the //docker:scripts filegroup, as Bazel sees it).
@@ -165,3 +166,49 @@ def test_srcs_table_matches_the_dockerfile(dockerfile):
         f" COPYs or bind-mounts:\n  missing: {sorted(needed - set(wired))}\n"
         f"  not used: {sorted(set(wired) - needed)}"
     )
+
+
+def run_instructions(dockerfile: str) -> list[model.Instruction]:
+    return [
+        ins
+        for stage in model.parse(dockerfile).stages
+        for ins in stage.instructions
+        if ins.keyword == "RUN"
+    ]
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILE_IDS)
+def test_every_run_mounts_the_mirrors_or_has_no_network(dockerfile):
+    # The mirror settings reach a build only as these secrets (tools/mirrors): a
+    # RUN that reached the network without them would bypass an air-gapped
+    # farm's mirrors, its credentials and its CA bundle.
+    problems = []
+    for ins in run_instructions(dockerfile):
+        if ins.flags.get("network") == ["none"]:
+            continue
+        secrets = {m.get("id"): m for m in ins.mounts() if m.get("type") == "secret"}
+        for secret, target in SECRETS.items():
+            mount = secrets.get(secret)
+            if mount is None:
+                problems.append(f"{dockerfile}:{ins.line}: RUN does not mount the secret {secret}")
+            elif mount.get("target", f"/run/secrets/{secret}") != target:
+                problems.append(
+                    f"{dockerfile}:{ins.line}: secret {secret} mounted at"
+                    f" {mount.get('target')}, not {target}"
+                )
+            elif mount.get("required", "false") != "false":
+                problems.append(f"{dockerfile}:{ins.line}: secret {secret} must stay optional")
+    # should mount every mirror secret where tools read it, or run with --network=none
+    assert not problems, "\n".join(problems)
+
+
+def test_apt_and_pip_only_through_the_scripts_that_apply_the_mirrors():
+    # apt reads the mirror's sources only through apt-install.sh (it rewrites a copy)
+    problems = [
+        f"{df}:{ins.line}: calls {tool} directly; use /opt/build/apt-install.sh"
+        for df in DOCKERFILE_IDS
+        for ins in run_instructions(df)
+        for tool in ("apt-get", "apt-cache", "apt ")
+        if tool in ins.body
+    ]
+    assert not problems, "\n".join(problems)

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools import daemon, engine
+from tools import daemon, engine, mirrors
 from tools.imagebuild import builders
 from tools.registry.client import RegistryClient
 from tools.registry.errors import RegistryError
@@ -196,6 +196,7 @@ def buildx_command(
     image_ref: str,
     metadata_file: Path,
     builder: builders.Builder,
+    secrets: dict[str, Path] | None = None,
 ) -> list[str]:
     cmd = [args.docker, *builder.docker_args(), "buildx", "build"]
     cmd += [*builder.build_args(), "--progress=plain"]
@@ -216,6 +217,10 @@ def buildx_command(
         cache = spec["cache_ref"]
         cmd += ["--cache-from", f"type=registry,ref={cache}"]
         cmd += ["--cache-to", f"type=registry,ref={cache},mode=max,ignore-error=true"]
+    # The build host's mirror settings (tools/mirrors): secrets, so they reach
+    # neither the image nor the cache keys, and this action's key does not
+    # hold them either (read when it runs): a new mirror rebuilds nothing.
+    cmd += mirrors.buildx_args(secrets or {})
     cmd += ["--metadata-file", str(metadata_file)]
     cmd += ["--output", staging_output(image_ref), str(ctx)]
     return cmd
@@ -380,6 +385,11 @@ def run(args: argparse.Namespace) -> None:
         args.network,
         builder.key(),
     )
+    try:
+        mirror_settings = mirrors.load()
+        resolved = mirrors.resolve(mirror_settings)
+    except mirrors.MirrorError as e:
+        raise BuildError(f"mirror settings: {e} (see `python3 -m tools.mirrors check`)") from None
     repository = spec.get("repository") or spec["target"]
     name = staging.name(repository)
     tag = "c-" + key.removeprefix("sha256:")
@@ -388,6 +398,10 @@ def run(args: argparse.Namespace) -> None:
         ctx.mkdir()
         assemble_context(ctx, files, args.host_file)
         metadata_file = Path(tmp) / "metadata.json"
+        try:
+            secrets = mirrors.render(resolved, Path(tmp) / "secrets")
+        except mirrors.MirrorError as e:
+            raise BuildError(f"mirror settings: {e}") from None
         cmd = buildx_command(
             args,
             spec,
@@ -397,12 +411,14 @@ def run(args: argparse.Namespace) -> None:
             f"{staging.host}/{name}:{tag}",
             metadata_file,
             builder,
+            secrets,
         )
         log_path = log_file(args.log) or Path(tmp) / "buildx.log"
         env = dict(builder.env, SOURCE_DATE_EPOCH="0")
         phases.done("context")
         with log_path.open("w") as log:
             log.write(f"# {describe(spec, args)}\n# {' '.join(cmd)}\n")
+            log.write(f"# mirrors ({mirror_settings.source}): {'; '.join(resolved.describe())}\n")
             log.flush()
             proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, check=False)
         phases.done("docker buildx build")

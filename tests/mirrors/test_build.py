@@ -1,0 +1,110 @@
+"""The mirror secrets through a real image build (tools/imagebuild, BuildKit, a registry).
+
+A RUN step that mounts them as docker/ does finds each at its place; the
+image's layers and config, BuildKit's log and the descriptor hold no trace of
+the credentials or the settings' files; and a build with other mirrors
+reuses the cached step and gives the same digest (the settings are no input
+of the build).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import tarfile
+
+import pytest
+
+from tests.mirrors.conftest import CA_BODY, PASSWORD
+from tests.registry.fixtures import Registry
+from tools.imagebuild import build
+from tools.staging import descriptor
+
+DOCKERFILE = "tests/mirrors/Dockerfile.secrets"  # runfiles path (cwd = runfiles root)
+
+
+@pytest.fixture
+def registry(tmp_path):
+    r = Registry(tmp_path / "registry")
+    yield r
+    r.stop()
+
+
+def write_settings(file, netrc_file, ca_file, index: str) -> None:
+    file.write_text(
+        f"""
+[pip]
+index_url = "{index}"
+[git.rewrite]
+"https://github.com/" = "http://127.0.0.1:9/github/"
+[auth]
+netrc = "{netrc_file}"
+[tls]
+ca_bundle = "{ca_file}"
+"""
+    )
+
+
+def imagebuild(tmp_path, registry, name: str):
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"target": "mirrors-probe", "repository": "mirrors-probe"}))
+    out, log = tmp_path / f"{name}.json", tmp_path / f"{name}.log"
+    argv = [
+        "--spec", str(spec),
+        "--dockerfile", DOCKERFILE,
+        "--network", "none",
+        "--host-file", "busybox=/usr/bin/busybox",
+        "--staging", f"{registry.host}/staging",
+        "--output", str(out),
+        "--log", str(log),
+    ]  # fmt: skip
+    assert build.main(argv) == 0, log.read_text()[-3000:]
+    return descriptor.load(out), out.read_text(), log.read_text()
+
+
+def blob(registry, name: str, digest: str) -> bytes:
+    status, _, data = registry.get(f"/v2/{name}/blobs/{digest}")
+    assert status == 200
+    return data
+
+
+def test_secrets_reach_the_step_and_nothing_else(
+    tmp_path, registry, settings_file, netrc_file, ca_file
+):
+    write_settings(settings_file, netrc_file, ca_file, "http://127.0.0.1:9/simple")
+    d, desc_text, log = imagebuild(tmp_path, registry, "first")
+    files: dict[str, bytes] = {}
+    for layer in d.layers:
+        data = blob(registry, d.staging_name, layer.digest)
+        assert PASSWORD.encode() not in data and PASSWORD.encode() not in gzip.decompress(data)
+        with tarfile.open(fileobj=io.BytesIO(gzip.decompress(data))) as tar:
+            for member in tar.getmembers():
+                f = tar.extractfile(member) if member.isfile() else None
+                files[member.name] = f.read() if f else b""
+    assert files["proof"] == b"the mirror secrets reached the step\n"
+    leaked = [n for n in files if n.startswith(("etc/", "root/", "run/"))]
+    # should keep no secret, and no stub of a mount point, in a layer
+    assert not leaked, leaked
+    config = blob(registry, d.staging_name, d.config_blob.digest)
+    for text, where in (
+        (config, "config"),
+        (desc_text.encode(), "descriptor"),
+        (log.encode(), "log"),
+    ):
+        assert PASSWORD.encode() not in text, f"the netrc password is in the {where}"
+        assert CA_BODY.encode() not in text, f"the CA bundle is in the {where}"
+    assert "# mirrors (" in log and f"credentials: {netrc_file} (netrc)" in log
+
+
+def test_other_mirrors_rebuild_nothing(tmp_path, registry, settings_file, netrc_file, ca_file):
+    write_settings(settings_file, netrc_file, ca_file, "http://127.0.0.1:9/simple")
+    first, _, _ = imagebuild(tmp_path, registry, "first")
+    write_settings(settings_file, netrc_file, ca_file, "http://127.0.0.1:10/other/simple")
+    netrc_file.write_text("machine 127.0.0.1 login builder password another-secret\n")
+    second, _, log = imagebuild(tmp_path, registry, "second")
+    assert second.digest == first.digest and second.content_key == first.content_key
+    step = [line.split()[0] for line in log.splitlines() if "] RUN --mount=type=secret" in line]
+    # should take the step that mounts the secrets from BuildKit's cache
+    assert step and f"{step[0]} CACHED" in log.splitlines(), log[-2000:]
+    assert "pip index: http://127.0.0.1:10/other/simple" in log

@@ -1,0 +1,116 @@
+"""What `host` stands for: this host's Debian mirror, pip index and CA bundle."""
+
+from __future__ import annotations
+
+import pytest
+
+from tools.mirrors import host
+from tools.mirrors.settings import MirrorError
+
+
+def apt_dir(tmp_path, sources_list: str = "", parts: dict[str, str] | None = None):
+    d = tmp_path / "apt"
+    (d / "sources.list.d").mkdir(parents=True)
+    (d / "sources.list").write_text(sources_list)
+    for name, text in (parts or {}).items():
+        (d / "sources.list.d" / name).write_text(text)
+    return d
+
+
+def test_one_line_sources_with_options_and_comments(tmp_path):
+    d = apt_dir(
+        tmp_path,
+        "# deb http://old.example/debian sid main\n"
+        "deb-src http://src.example/debian sid main\n"
+        "deb [arch=amd64 signed-by=/k.gpg] http://deb.example/debian/ sid main # trailing\n",
+    )
+    assert host.apt_sources(d) == [
+        host.AptSource("http://deb.example/debian", ("sid",), str(d / "sources.list"))
+    ]
+
+
+def test_deb822_sources_skip_disabled_and_non_deb_stanzas(tmp_path):
+    d = apt_dir(
+        tmp_path,
+        parts={
+            "debian.sources": "Types: deb-src\nURIs: http://src.example/debian\nSuites: sid\n\n"
+            "Types: deb\nURIs: http://off.example/debian\nSuites: sid\nEnabled: no\n\n"
+            "# a comment\nTypes: deb deb-src\nURIs: http://a.example/debian\n"
+            " http://b.example/debian\nSuites: bookworm bookworm-updates\nComponents: main\n",
+            "ignored.txt": "deb http://x.example/debian sid main\n",
+        },
+    )
+    assert [(s.uri, s.suites) for s in host.apt_sources(d)] == [
+        ("http://a.example/debian", ("bookworm", "bookworm-updates")),
+        ("http://b.example/debian", ("bookworm", "bookworm-updates")),
+    ]
+
+
+def test_the_debian_mirror_is_the_first_source_ending_in_debian(tmp_path):
+    d = apt_dir(
+        tmp_path,
+        "deb http://security.example/debian-security sid main\n"
+        "deb http://apt.example/nodesource nodistro main\n"
+        "deb http://deb.example/debian sid main\n",
+    )
+    assert host.debian_mirror(d) == "http://deb.example/debian"
+
+
+def test_no_debian_mirror_names_what_it_found(tmp_path):
+    d = apt_dir(tmp_path, "deb http://archive.example/ubuntu noble main\n")
+    with pytest.raises(
+        MirrorError, match=r"no Debian apt source .* found: http://archive.example/ubuntu"
+    ):
+        host.debian_mirror(d)
+
+
+def test_pip_index_later_files_win_and_local_indexes_are_left_out(tmp_path):
+    first = tmp_path / "a.conf"
+    first.write_text(
+        "[global]\nindex-url = https://first.example/simple\n"
+        "constraint = /etc/xdg/pip/constraints.txt\ncert = /etc/ssl/host.pem\n"
+    )
+    second = tmp_path / "b.conf"
+    second.write_text(
+        "[install]\nextra-index-url = file:///opt/pypi/simple https://extra.example/simple\n"
+        "trusted-host = extra.example\n[global]\nfind-links = /opt/wheels\n"
+    )
+    broken = tmp_path / "c.conf"
+    broken.write_text("not an ini file\n")
+    got = host.pip_index([first, second, broken, tmp_path / "missing.conf"])
+    assert got == host.PipIndex(
+        index_url="https://first.example/simple",
+        extra_index_urls=("https://extra.example/simple",),
+        trusted_hosts=("extra.example",),
+    )
+
+
+def test_a_local_index_url_is_no_index(tmp_path):
+    conf = tmp_path / "pip.conf"
+    conf.write_text("[global]\nindex-url = file:///opt/pypi/simple\n")
+    assert host.pip_index([conf]).index_url == ""
+
+
+def test_pip_config_files_in_pips_order(monkeypatch, tmp_path):
+    monkeypatch.setattr(host.daemon, "home", lambda: "/home/u")
+    monkeypatch.setenv("XDG_CONFIG_DIRS", "/a:/b")
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "env.conf"))
+    assert [str(p) for p in host.pip_config_files()] == [
+        "/b/pip/pip.conf",
+        "/a/pip/pip.conf",
+        "/etc/pip.conf",
+        "/home/u/.pip/pip.conf",
+        "/home/u/.config/pip/pip.conf",
+        str(tmp_path / "env.conf"),
+    ]
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+    assert host.pip_config_files() == []
+
+
+def test_ca_bundle_is_the_first_system_bundle_that_exists(monkeypatch, tmp_path):
+    bundle = tmp_path / "bundle.crt"
+    bundle.write_text("x")
+    monkeypatch.setattr(host, "CA_BUNDLES", (str(tmp_path / "none.crt"), str(bundle)))
+    assert host.ca_bundle() == str(bundle)
+    monkeypatch.setattr(host, "CA_BUNDLES", (str(tmp_path / "none.crt"),))
+    assert host.ca_bundle() == ""

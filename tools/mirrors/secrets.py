@@ -1,0 +1,173 @@
+"""The mirror settings as BuildKit secrets: what an image build hands `docker buildx build`.
+
+A secret reaches only the RUN steps that mount it, for the length of the step:
+BuildKit keeps it out of the layer (no stub of the mount point either), the
+image config, the cache key and the build's provenance. So the Dockerfiles
+mount these at the places apt, pip and git read (``SECRETS``), a build with
+another mirror reuses every cached step, and a password in the netrc file
+never reaches an image, a label, a log or a descriptor.
+
+``resolve`` turns the settings' ``host`` values into this host's (tools/
+mirrors/host.py); ``render`` writes one file per secret (mode 0600) into a
+directory the caller deletes after the build; ``buildx_args`` names them.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tools.mirrors import host as host_mod
+from tools.mirrors.settings import DEFAULTS, HOST, MirrorError, Settings
+
+# secret id -> where a RUN step mounts it (docker/: every RUN that reaches the
+# network mounts all five; tests/dockerfiles checks it).
+SECRETS = {
+    "apt-mirror": "/run/secrets/apt-mirror",  # read by docker/scripts/apt-install.sh
+    "pip.conf": "/etc/pip.conf",
+    "gitconfig": "/etc/gitconfig",
+    "mirror-netrc": "/root/.netrc",  # apt (Dir::Etc::netrc), pip and git read it
+    "mirror-ca": "/run/secrets/mirror-ca",
+}
+CA_TARGET = SECRETS["mirror-ca"]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Mirror settings with every ``host`` value replaced by this host's."""
+
+    apt_rewrite: tuple[tuple[str, str], ...] = ()
+    apt_options: tuple[tuple[str, str], ...] = ()
+    pip: host_mod.PipIndex = field(default_factory=host_mod.PipIndex)
+    git_rewrite: tuple[tuple[str, str], ...] = ()
+    netrc: str = ""
+    ca_bundle: str = ""
+    notes: tuple[str, ...] = ()  # defaults that could not be resolved here
+
+    def describe(self) -> list[str]:
+        """One line per setting in use (no credentials: URLs hold none, netrc is a path)."""
+        lines = [f"apt: {a} -> {b}" for a, b in self.apt_rewrite]
+        lines += [f"apt option: {k}={v}" for k, v in self.apt_options]
+        if self.pip.index_url:
+            lines.append(f"pip index: {self.pip.index_url}")
+        lines += [f"pip extra index: {u}" for u in self.pip.extra_index_urls]
+        lines += [f"pip trusted host: {h}" for h in self.pip.trusted_hosts]
+        lines += [f"git: {a} -> {b}" for a, b in self.git_rewrite]
+        if self.netrc:
+            lines.append(f"credentials: {self.netrc} (netrc)")
+        if self.ca_bundle:
+            lines.append(f"CA bundle: {self.ca_bundle}")
+        return lines + [f"note: {n}" for n in self.notes]
+
+
+def resolve(
+    settings: Settings,
+    *,
+    etc_apt: Path = Path("/etc/apt"),
+    pip_files: list[Path] | None = None,
+    ca_bundle: str | None = None,
+) -> Resolved:
+    """``settings`` with this host's values for ``host``; raises MirrorError when a value
+    the user set to ``host`` cannot be found (a default that cannot is left out, noted)."""
+    notes: list[str] = []
+    rewrite = []
+    for original, mirror in sorted(settings.apt_rewrite.items(), key=lambda kv: -len(kv[0])):
+        if mirror == HOST:
+            try:
+                mirror = host_mod.debian_mirror(etc_apt)
+            except MirrorError as e:
+                if DEFAULTS.apt_rewrite.get(original) == HOST and settings.source == "defaults":
+                    notes.append(f"{original} is not mapped: {e}")
+                    continue
+                raise MirrorError(f"{settings.source}: [apt.rewrite] {original!r}: {e}") from None
+        rewrite.append((original, mirror))
+    if settings.pip_index_url == HOST:
+        found = host_mod.pip_index(pip_files)
+    else:
+        found = host_mod.PipIndex(index_url=settings.pip_index_url)
+    pip = host_mod.PipIndex(
+        index_url=found.index_url,
+        extra_index_urls=(
+            settings.pip_extra_index_urls
+            if settings.pip_extra_index_urls is not None
+            else found.extra_index_urls
+        ),
+        trusted_hosts=(
+            settings.pip_trusted_hosts
+            if settings.pip_trusted_hosts is not None
+            else found.trusted_hosts
+        ),
+    )
+    ca = settings.ca_bundle
+    if ca == HOST:
+        ca = host_mod.ca_bundle() if ca_bundle is None else ca_bundle
+    return Resolved(
+        apt_rewrite=tuple(rewrite),
+        apt_options=tuple(sorted(settings.apt_options.items())),
+        pip=pip,
+        git_rewrite=tuple(sorted(settings.git_rewrite.items())),
+        netrc=settings.netrc,
+        ca_bundle=ca,
+        notes=tuple(notes),
+    )
+
+
+def render(resolved: Resolved, directory: Path) -> dict[str, Path]:
+    """Write the secrets ``resolved`` needs into ``directory`` (mode 0600); {id: file}."""
+    texts: dict[str, str] = {}
+    apt = [f"rewrite {a} {b}" for a, b in resolved.apt_rewrite]
+    apt += [f"option {k}={v}" for k, v in resolved.apt_options]
+    if apt:
+        texts["apt-mirror"] = (
+            "# mirror settings of docker/scripts/apt-install.sh (tools/mirrors)\n"
+            + "\n".join(apt)
+            + "\n"
+        )
+    pip = []
+    if resolved.pip.index_url:
+        pip.append(f"index-url = {resolved.pip.index_url}")
+    if resolved.pip.extra_index_urls:
+        pip.append("extra-index-url = " + "\n    ".join(resolved.pip.extra_index_urls))
+    if resolved.pip.trusted_hosts:
+        pip.append("trusted-host = " + "\n    ".join(resolved.pip.trusted_hosts))
+    if resolved.ca_bundle:
+        pip.append(f"cert = {CA_TARGET}")
+    if pip:
+        texts["pip.conf"] = "[global]\n" + "\n".join(pip) + "\n"
+    git = [f'[url "{b}"]\n\tinsteadOf = {a}' for a, b in resolved.git_rewrite]
+    if resolved.ca_bundle:
+        git.append(f"[http]\n\tsslCAInfo = {CA_TARGET}")
+    if git:
+        texts["gitconfig"] = "\n".join(git) + "\n"
+    directory.mkdir(parents=True, exist_ok=True)
+    directory.chmod(0o700)
+    out: dict[str, Path] = {}
+    for secret, text in texts.items():
+        out[secret] = _write(directory / secret, text.encode())
+    for secret, source in (("mirror-netrc", resolved.netrc), ("mirror-ca", resolved.ca_bundle)):
+        if source:
+            try:
+                out[secret] = _write(directory / secret, Path(source).read_bytes())
+            except OSError as e:
+                raise MirrorError(f"cannot read {source} for the build's {secret}: {e}") from None
+    return out
+
+
+def _write(file: Path, data: bytes) -> Path:
+    file.unlink(missing_ok=True)
+    file.touch(mode=0o600)
+    file.write_bytes(data)
+    return file
+
+
+def buildx_args(secrets: dict[str, Path]) -> list[str]:
+    """`docker buildx build` arguments that pass ``secrets`` (only paths, never content)."""
+    out = []
+    for secret, file in sorted(secrets.items()):
+        out += ["--secret", f"id={secret},src={file}"]
+    return out
+
+
+def remove(directory: Path) -> None:
+    shutil.rmtree(directory, ignore_errors=True)

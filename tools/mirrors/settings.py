@@ -1,0 +1,254 @@
+"""The mirror settings: where image builds fetch packages and sources, read from one file.
+
+A build host in an air-gapped farm cannot reach the archives, package indexes
+and git hosts the Dockerfiles name (the upstream image's apt sources, PyPI,
+GitHub). Its mirrors are a property of the host, like its docker credentials,
+not of the images: they reach a build as BuildKit secrets (tools/mirrors/
+secrets.py), so they never enter an image, a cache key, a label, a log or a
+descriptor, and changing them rebuilds nothing.
+
+The file is TOML (every key optional)::
+
+    [apt.rewrite]            # archive URI prefix in the image's sources = mirror
+    "http://archive.ubuntu.com/ubuntu" = "http://apt.example.internal/ubuntu"
+    [apt.options]            # apt options for every apt run of the builds
+    "Acquire::Check-Valid-Until" = "false"
+
+    [pip]
+    index_url = "https://pypi.example.internal/simple"  # "host": this host's pip config
+    extra_index_urls = []
+    trusted_hosts = []
+
+    [git.rewrite]            # url.<mirror>.insteadOf <prefix>
+    "https://github.com/" = "https://git.example.internal/github/"
+
+    [auth]
+    netrc = "/path/to/mirrors.netrc"   # credentials of the mirrors (netrc format)
+
+    [tls]
+    ca_bundle = "host"       # PEM bundle the builds trust; "host": this host's; "": the image's
+
+Where it is: ``$ROCM_PYTORCH_MIRRORS``, else
+``~/.config/rocm-pytorch-images/mirrors.toml`` (home from the password
+database, as the build actions run without HOME). No file means the defaults
+(``DEFAULTS``): the rehearsal's stand-in archive maps to this host's Debian
+mirror, pip uses this host's index settings and the builds trust this host's
+CA bundle. A file's tables add to the defaults; a key it sets wins.
+"""
+
+from __future__ import annotations
+
+import difflib
+import netrc
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tools import daemon
+
+ENV = "ROCM_PYTORCH_MIRRORS"
+CONFIG_DIR = (".config", "rocm-pytorch-images")
+FILE_NAME = "mirrors.toml"
+
+# The value that means "what this host is configured with" (tools/mirrors/host.py).
+HOST = "host"
+
+# The archive the rehearsal's stand-in upstream names in its apt sources
+# (images/rehearsal): a reserved name (RFC 2606) that no network resolves, so
+# every apt run on it goes through this mapping, like an air-gapped farm's.
+STANDIN_ARCHIVE = "http://debian.invalid/debian"
+
+_SCHEMES = {
+    "apt": ("http", "https", "file"),
+    "pip": ("http", "https", "file"),
+    "git": ("http", "https", "git", "ssh", "file"),
+}
+_OPTION_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_:.-]*")
+_HOSTNAME = re.compile(r"[A-Za-z0-9.-]+(:[0-9]+)?|\[[0-9A-Fa-f:.]+\](:[0-9]+)?")
+
+
+class MirrorError(Exception):
+    """Mirror settings that cannot be used; the message names the key and the fix."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The mirror settings of a build host (values may still be ``HOST``)."""
+
+    apt_rewrite: dict[str, str] = field(default_factory=dict)
+    apt_options: dict[str, str] = field(default_factory=dict)
+    pip_index_url: str = HOST
+    pip_extra_index_urls: tuple[str, ...] | None = None  # None: with index_url
+    pip_trusted_hosts: tuple[str, ...] | None = None
+    git_rewrite: dict[str, str] = field(default_factory=dict)
+    netrc: str = ""
+    ca_bundle: str = HOST
+    source: str = "defaults"  # the file they came from, for messages
+
+
+DEFAULTS = Settings(apt_rewrite={STANDIN_ARCHIVE: HOST})
+
+_KEYS = {
+    "apt": {"rewrite", "options"},
+    "pip": {"index_url", "extra_index_urls", "trusted_hosts"},
+    "git": {"rewrite"},
+    "auth": {"netrc"},
+    "tls": {"ca_bundle"},
+}
+
+
+def path() -> Path:
+    """The settings file: ``$ROCM_PYTORCH_MIRRORS``, else the account's config dir."""
+    configured = os.environ.get(ENV)
+    if configured:
+        return Path(configured).absolute()
+    return Path(daemon.home()).joinpath(*CONFIG_DIR, FILE_NAME)
+
+
+def load(file: Path | None = None) -> Settings:
+    """The validated settings of ``file`` (default: ``path()``) over ``DEFAULTS``."""
+    file = file or path()
+    if not file.exists():
+        if os.environ.get(ENV):
+            raise MirrorError(f"${ENV}={file} does not exist; create it or unset {ENV}")
+        return DEFAULTS
+    try:
+        data = tomllib.loads(file.read_text())
+    except (OSError, UnicodeDecodeError) as e:
+        raise MirrorError(f"{file}: cannot read it: {e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise MirrorError(f"{file}: not valid TOML: {e}; fix the file") from None
+    return parse(data, str(file))
+
+
+def _unknown(where: str, key: str, known: set[str]) -> MirrorError:
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.5)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return MirrorError(f"{where}: unknown key {key!r}; {hint}(known: {', '.join(sorted(known))})")
+
+
+def _table(data: dict, section: str, key: str, source: str) -> dict[str, str]:
+    value = data.get(section, {}).get(key, {})
+    where = f"{source}: [{section}.{key}]"
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise MirrorError(f'{where} must be a table of strings, e.g. "FROM" = "TO"')
+    return dict(value)
+
+
+def _strings(data: dict, section: str, key: str, source: str) -> tuple[str, ...] | None:
+    if key not in data.get(section, {}):
+        return None
+    value = data[section][key]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise MirrorError(f"{source}: [{section}] {key} must be a list of strings")
+    return tuple(value)
+
+
+def _string(data: dict, section: str, key: str, source: str, default: str) -> str:
+    value = data.get(section, {}).get(key, default)
+    if not isinstance(value, str):
+        raise MirrorError(f"{source}: [{section}] {key} must be a string")
+    return value
+
+
+def parse(data: dict, source: str = "settings") -> Settings:
+    """Settings from the parsed TOML ``data`` over ``DEFAULTS``; raises MirrorError."""
+    for section, value in data.items():
+        if section not in _KEYS:
+            raise _unknown(source, section, set(_KEYS))
+        if not isinstance(value, dict):
+            raise MirrorError(f"{source}: {section} must be a table ([{section}])")
+        for key in value:
+            if key not in _KEYS[section]:
+                raise _unknown(f"{source}: [{section}]", key, _KEYS[section])
+    settings = Settings(
+        apt_rewrite={**DEFAULTS.apt_rewrite, **_table(data, "apt", "rewrite", source)},
+        apt_options=_table(data, "apt", "options", source),
+        pip_index_url=_string(data, "pip", "index_url", source, DEFAULTS.pip_index_url),
+        pip_extra_index_urls=_strings(data, "pip", "extra_index_urls", source),
+        pip_trusted_hosts=_strings(data, "pip", "trusted_hosts", source),
+        git_rewrite=_table(data, "git", "rewrite", source),
+        netrc=_string(data, "auth", "netrc", source, DEFAULTS.netrc),
+        ca_bundle=_string(data, "tls", "ca_bundle", source, DEFAULTS.ca_bundle),
+        source=source,
+    )
+    validate(settings)
+    return settings
+
+
+def check_url(value: str, where: str, kind: str) -> None:
+    """``value`` is a URL of ``kind`` (apt, pip, git) with no credentials; else MirrorError."""
+    schemes = _SCHEMES[kind]
+    if not value or any(c.isspace() for c in value):
+        raise MirrorError(f"{where}: {value!r} is not a URL (empty or has spaces)")
+    scheme, sep, rest = value.partition("://")
+    if not sep or scheme not in schemes:
+        raise MirrorError(
+            f"{where}: {value!r} is not a {' / '.join(s + '://' for s in schemes)} URL;"
+            " write the whole URL, e.g. http://mirror.example.internal/debian"
+        )
+    netloc = rest.split("/", 1)[0]
+    if "@" in netloc:
+        raise MirrorError(
+            f"{where}: the URL has credentials in it; put them in the netrc file ([auth] netrc)"
+            " instead: a URL reaches apt's, pip's and git's output, the netrc file reaches"
+            " nothing but the build step that uses it"
+        )
+    if scheme != "file" and not (netloc and _HOSTNAME.fullmatch(netloc)):
+        raise MirrorError(f"{where}: {value!r} has no valid host; fix the URL")
+
+
+def validate(settings: Settings) -> None:
+    """Check every value of ``settings`` (not the ``HOST`` ones); raises MirrorError."""
+    src = settings.source
+    for original, mirror in settings.apt_rewrite.items():
+        check_url(original, f"{src}: [apt.rewrite] key", "apt")
+        if mirror != HOST:
+            check_url(mirror, f"{src}: [apt.rewrite] {original!r}", "apt")
+    for key, value in settings.apt_options.items():
+        if not _OPTION_KEY.fullmatch(key):
+            raise MirrorError(f"{src}: [apt.options] {key!r} is not an apt option name")
+        if any(c in value for c in '"\n\r'):
+            raise MirrorError(
+                f"{src}: [apt.options] {key}: the value may not hold quotes or newlines"
+            )
+    if settings.pip_index_url not in (HOST, ""):
+        check_url(settings.pip_index_url, f"{src}: [pip] index_url", "pip")
+    for url in settings.pip_extra_index_urls or ():
+        check_url(url, f"{src}: [pip] extra_index_urls", "pip")
+    for host in settings.pip_trusted_hosts or ():
+        if not _HOSTNAME.fullmatch(host):
+            raise MirrorError(f"{src}: [pip] trusted_hosts: {host!r} is not a HOST[:PORT]")
+    for original, mirror in settings.git_rewrite.items():
+        if not original or any(c.isspace() or c in '"\\' for c in original):
+            raise MirrorError(f"{src}: [git.rewrite] key {original!r} is not a URL prefix")
+        check_url(mirror, f"{src}: [git.rewrite] {original!r}", "git")
+    if settings.netrc:
+        check_netrc(Path(settings.netrc), f"{src}: [auth] netrc")
+    if settings.ca_bundle not in (HOST, ""):
+        check_ca_bundle(Path(settings.ca_bundle), f"{src}: [tls] ca_bundle")
+
+
+def check_netrc(file: Path, where: str) -> None:
+    try:
+        netrc.netrc(str(file))
+    except FileNotFoundError:
+        raise MirrorError(f"{where}: {file} does not exist") from None
+    except (OSError, netrc.NetrcParseError) as e:
+        raise MirrorError(
+            f"{where}: {file} is not a netrc file ({e}); write lines of"
+            " `machine HOST login USER password SECRET`"
+        ) from None
+
+
+def check_ca_bundle(file: Path, where: str) -> None:
+    try:
+        text = file.read_text(errors="replace")
+    except OSError as e:
+        raise MirrorError(f"{where}: cannot read {file}: {e}") from None
+    if "-----BEGIN CERTIFICATE-----" not in text:
+        raise MirrorError(f"{where}: {file} holds no PEM certificate; give a PEM bundle")
