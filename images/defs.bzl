@@ -15,6 +15,7 @@ load(
     _image_plan = "image_plan",
     _image_push = "image_push",
 )
+load("//images/private:rehearsal.bzl", _rehearsal_upstream = "rehearsal_upstream")
 load("//images/private:stand_in.bzl", _stand_in_image = "stand_in_image")
 
 ImageInfo = _ImageInfo
@@ -27,5 +28,6 @@ image_load = _image_load
 image_plan = _image_plan
 image_push = _image_push
 image_set = _image_set
+rehearsal_upstream = _rehearsal_upstream
 rocm_image_rule = _rocm_image_rule
 stand_in_image = _stand_in_image

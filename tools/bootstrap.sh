@@ -69,6 +69,9 @@ PACKAGES=(
   # nginx for .ci/remote_cache_check.py, skopeo and crane for bench/push.py
   docker.io docker-cli docker-buildx containerd runc tini-static docker-registry
   busybox-static nginx skopeo crane
+  # the rehearsal's stand-in upstream (images/rehearsal): a Debian root file
+  # system with Debian's ROCm, made by mmdebstrap (it mounts /proc in it)
+  mmdebstrap mount
 )
 MMDEBSTRAP_OPTS=(
   --mode=root --format=directory --variant=apt

@@ -77,3 +77,15 @@ def requested_archs(ctx, known, default):
     if request.error:
         fail(request.error)
     return request.archs
+
+def _noarch_transition_impl(_settings, _attr):
+    return {ARCH_SETTING: NOARCH}
+
+# Incoming transition of images no arch shapes (stand-in upstreams): every
+# arch variant that depends on one shares the noarch configuration, so it is
+# built once, whatever the archs of the build.
+noarch_transition = transition(
+    implementation = _noarch_transition_impl,
+    inputs = [],
+    outputs = [ARCH_SETTING],
+)

@@ -11,7 +11,11 @@ the same registry grammar again when it renders the specs.
 _BAZEL_VARS = ["BINDIR", "COMPILATION_MODE", "GENDIR", "TARGET_CPU"]
 
 # The lower-case `--define` keys the image rules read.
-LOWERCASE_KEYS = ["arch", "attest", "builders", "cache_registry", "registry", "sign", "staging"]
+LOWERCASE_KEYS = ["arch", "attest", "builders", "cache_registry", "registry", "sign", "staging", "upstream"]
+
+# `--define upstream=` values: the stand-in upstreams a build may use instead of
+# pulling UPSTREAM_IMAGE (--config=rehearsal sets `rehearsal`).
+UPSTREAMS = {"rehearsal": "//images/rehearsal:upstream"}
 
 _DIGITS = "0123456789"
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
@@ -216,6 +220,22 @@ def builder_for(var, arch):
     key = arch or NOARCH_KEY
     return parsed.builders.get(key, parsed.builders.get(ANY_ARCH, ""))
 
+def upstream_error(value):
+    """The error for a `--define upstream=` value no stand-in has, or None.
+
+    Args:
+      value: str.
+
+    Returns:
+      str or None.
+    """
+    if value in UPSTREAMS:
+        return None
+    return "--define upstream=%s: unknown stand-in upstream; known: %s (--config=rehearsal sets it), or leave it out to pull UPSTREAM_IMAGE:ROCM_VERSION" % (
+        value,
+        ", ".join(["%s (%s)" % (k, v) for k, v in sorted(UPSTREAMS.items())]),
+    )
+
 def check_defines(var, value_keys, archs = None):
     """Fail analysis on a misspelled `--define` key, a bad registry string or builders map.
 
@@ -241,5 +261,9 @@ def check_defines(var, value_keys, archs = None):
             fail(error)
     if var.get("staging", "embedded") != "embedded":
         error = registry_error("staging", var["staging"], need_namespace = True)
+        if error:
+            fail(error)
+    if "upstream" in var:
+        error = upstream_error(var["upstream"])
         if error:
             fail(error)

@@ -53,6 +53,10 @@ def image_family(
     image (`T.A`, or `T` when arch-free) gets `.load` (into the local Docker
     engine under its real tags) and `.layout` (an OCI layout); both manual.
 
+    A target whose repository is named otherwise, and by no other target, is
+    also reachable by the repository's name: `base.gfx950` is an alias of
+    `pytorch-base.gfx950`, `runtime` of `pytorch-run`.
+
     For each arch target `T` and each arch `A` it creates `T.A` (pinned to A;
     its parents are the `.A` variants of its catalogue parents, or the
     arch-free parent itself) and `T` (an `image_set` that builds the variants
@@ -155,6 +159,22 @@ def image_family(
 
     for name in targets:
         _push_pair(name + ".push", [":" + name], selectable_tags, visibility)
+
+    # The repository's name where it is no target's: base.gfx950 is pytorch-base.gfx950
+    # (users name images as they are tagged).
+    repositories = [t["repository"] for t in targets.values()]
+    for name, t in targets.items():
+        repo = t["repository"]
+        if repo == name or repo in targets or len([r for r in repositories if r == repo]) > 1:
+            continue
+        native.alias(name = repo, actual = ":" + name, tags = selectable_tags, visibility = visibility)
+        for arch in (archs if t["arch"] else []):
+            native.alias(
+                name = image_label(repo, arch),
+                actual = ":" + image_label(name, arch),
+                tags = tags + ["manual"],
+                visibility = visibility,
+            )
     for group, members in groups.items():
         _push_pair("push_" + group, [":" + m for m in members], selectable_tags, visibility)
 

@@ -1,5 +1,6 @@
 """Implementation of stand_in_image: a local image that stands in for the upstream one."""
 
+load(":arch_transition.bzl", "noarch_transition")
 load(":image.bzl", "build_action")
 load(":image_info.bzl", "ImageInfo")
 
@@ -8,7 +9,8 @@ _DOC = """Builds a Dockerfile with no catalogue entry into the staging registry.
 Nothing can be pulled on hermetic hosts, so tests build the upstream image
 (`UPSTREAM_IMAGE:ROCM_VERSION`) themselves, e.g. FROM scratch with a static
 busybox, and give it to `image_family(upstream = ...)`. It uses the same
-ImageBuild action as the catalogue images; it just has no tags.
+ImageBuild action as the catalogue images; it just has no tags. Built in the
+noarch configuration, so the arch variants that use it share one build.
 """
 
 def _stand_in_impl(ctx):
@@ -52,5 +54,6 @@ stand_in_image = rule(
             cfg = "exec",
         ),
     },
+    cfg = noarch_transition,
     provides = [ImageInfo],
 )

@@ -7,7 +7,7 @@ load("//images:defs.bzl", "ImageInfo", "ImageSetInfo")
 load("//images/private:arch_transition.bzl", "parse_arch_request")
 
 # buildifier: disable=bzl-visibility
-load("//images/private:defines.bzl", "builder_for", "parse_builders", "registry_error", "unknown_define_error")
+load("//images/private:defines.bzl", "builder_for", "parse_builders", "registry_error", "unknown_define_error", "upstream_error")
 
 # buildifier: disable=bzl-visibility
 load("//images/private:family.bzl", "dockerfile_label", "image_label")
@@ -229,12 +229,14 @@ def image_test_suite(name):
     define_overrides_reach_tagconf_test(name = "define_overrides_reach_tagconf_test")
     label_helpers_test(name = "label_helpers_test")
     define_checks_test(name = "define_checks_test")
+    upstream_define_test(name = "upstream_define_test")
     builders_parsing_test(name = "builders_parsing_test")
     native.test_suite(
         name = name,
         tests = [
             ":pinned_arch_reaches_the_build_test",
             ":define_checks_test",
+            ":upstream_define_test",
             ":builders_parsing_test",
             ":arch_free_target_has_no_arch_test",
             ":arch_free_parent_is_shared_test",
@@ -293,6 +295,25 @@ def _define_checks_impl(ctx):
     return unittest.end(env)
 
 define_checks_test = unittest.make(_define_checks_impl)
+
+def _upstream_define_impl(ctx):
+    """`--define upstream=` names a stand-in upstream (--config=rehearsal) or fails naming them."""
+    env = unittest.begin(ctx)
+    asserts.equals(env, None, upstream_error("rehearsal"))
+    asserts.equals(env, None, unknown_define_error({"upstream": "rehearsal"}, _VALUE_KEYS))
+    asserts.equals(
+        env,
+        "--define upstream=rehersal: unknown stand-in upstream; known: rehearsal (//images/rehearsal:upstream) (--config=rehearsal sets it), or leave it out to pull UPSTREAM_IMAGE:ROCM_VERSION",
+        upstream_error("rehersal"),
+    )
+    asserts.equals(
+        env,
+        "--define upstrem=rehearsal: unknown key upstrem; did you mean upstream?",
+        unknown_define_error({"upstrem": "rehearsal"}, _VALUE_KEYS),
+    )
+    return unittest.end(env)
+
+upstream_define_test = unittest.make(_upstream_define_impl)
 
 # ---- --define builders=ARCH=BUILDER,... -------------------------------------
 

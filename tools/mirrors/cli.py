@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import ssl
 import sys
 import urllib.error
-import urllib.request
 
 from tools.daemon import user_path
+from tools.mirrors import fetch
 from tools.mirrors import secrets as secrets_mod
 from tools.mirrors import settings as settings_mod
 from tools.mirrors.settings import MirrorError
@@ -98,20 +97,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _probe(url: str, resolved: secrets_mod.Resolved, timeout: float) -> str:
-    context = ssl.create_default_context(cafile=resolved.ca_bundle or None)
-    handlers: list[urllib.request.BaseHandler] = [urllib.request.HTTPSHandler(context=context)]
-    if resolved.netrc:
-        import netrc
-
-        host = url.split("://", 1)[-1].split("/", 1)[0].split(":")[0]
-        auth = netrc.netrc(resolved.netrc).authenticators(host)
-        if auth:
-            manager = urllib.request.HTTPPasswordMgrWithDefaultRealm()
-            manager.add_password(None, url, auth[0], auth[2] or "")
-            handlers.append(urllib.request.HTTPBasicAuthHandler(manager))
-    opener = urllib.request.build_opener(*handlers)
     try:
-        with opener.open(urllib.request.Request(url, method="GET"), timeout=timeout) as r:
+        with fetch.opener(resolved, url).open(url, timeout=timeout) as r:
             return f"answers (HTTP {r.status})"
     except urllib.error.HTTPError as e:
         return f"answers (HTTP {e.code})" if e.code < 500 else f"fails (HTTP {e.code})"

@@ -1,0 +1,103 @@
+"""Implementation of rehearsal_upstream: the rehearsal's stand-in upstream image."""
+
+load(":arch_transition.bzl", "noarch_transition")
+load(":image.bzl", "docker_execution_requirements", "image_log", "staging_of")
+load(":image_info.bzl", "ImageInfo")
+
+_DOC = """Builds the stand-in for the upstream ROCm image into the staging registry.
+
+Debian with Debian's ROCm packages, exactly the versions of `lock`, laid out
+as AMD's image (/opt/rocm-<release>, lib/<library>/library kernel
+directories, share/miopen, bin/hipcc, .info/version, the loader
+configuration) by tools/rehearsal. One `UpstreamBuild` action runs
+mmdebstrap (root, network to Debian's mirror from the mirror settings) and
+pushes the result as a one-layer OCI image; it leaves a descriptor, like an
+image build, so `image_family(upstream = ...)` takes it as the upstream's
+named context. The release comes from ROCM_VERSION (`rocm_version`, or
+`--define ROCM_VERSION=`). Reproducible: the same lock gives the same digest.
+Built in the noarch configuration: one build serves every arch.
+
+Example:
+
+```starlark
+rehearsal_upstream(
+    name = "upstream",
+    config = "upstream.toml",
+    lock = "upstream.lock",
+    rocm_version = DEFAULTS["ROCM_VERSION"],
+)
+```
+"""
+
+def _rehearsal_upstream_impl(ctx):
+    descriptor = ctx.actions.declare_file(ctx.label.name + ".json")
+    spec = ctx.actions.declare_file(ctx.label.name + ".spec.json")
+    staging = staging_of(ctx.var)
+    log = image_log(ctx.label)
+    rocm_version = ctx.var.get("ROCM_VERSION", ctx.attr.rocm_version)
+    ctx.actions.write(spec, json.encode({
+        "arch": None,
+        "repository": ctx.label.name,
+        "rocm_version": rocm_version,
+        "target": ctx.label.name,
+    }))
+    args = ctx.actions.args()
+    args.add("--config", ctx.file.config)
+    args.add("--lock", ctx.file.lock)
+    args.add("--layout", ctx.file._layout)
+    args.add("--rocm-version", rocm_version)
+    args.add("--staging", staging)
+    args.add("--output", descriptor)
+    args.add("--log", log)
+    ctx.actions.run(
+        executable = ctx.executable._tool,
+        arguments = [args],
+        inputs = [ctx.file.config, ctx.file.lock, ctx.file._layout],
+        outputs = [descriptor],
+        mnemonic = "UpstreamBuild",
+        progress_message = "Building the stand-in upstream %%{label} (mmdebstrap: minutes); log: %s" % log,
+        execution_requirements = docker_execution_requirements(staging),
+        use_default_shell_env = True,
+    )
+    return [
+        DefaultInfo(files = depset([descriptor])),
+        ImageInfo(
+            descriptor = descriptor,
+            spec = spec,
+            target = ctx.label.name,
+            arch = None,
+            repository = ctx.label.name,
+        ),
+    ]
+
+rehearsal_upstream = rule(
+    implementation = _rehearsal_upstream_impl,
+    doc = _DOC,
+    attrs = {
+        "config": attr.label(
+            doc = "The stand-in's suites and packages (TOML; tools/rehearsal/standin.py).",
+            allow_single_file = [".toml"],
+            mandatory = True,
+        ),
+        "lock": attr.label(
+            doc = "Every package and version of the root file system (`bazel run //images/rehearsal:lock` writes it).",
+            allow_single_file = [".lock"],
+            mandatory = True,
+        ),
+        "rocm_version": attr.string(
+            doc = "The catalogue's ROCM_VERSION: ROCm lives in /opt/rocm-<its release>. `--define ROCM_VERSION=` wins.",
+            mandatory = True,
+        ),
+        "_layout": attr.label(
+            default = Label("//tools/rehearsal:layout.py"),
+            allow_single_file = True,
+        ),
+        "_tool": attr.label(
+            default = Label("//tools/rehearsal:upstream"),
+            executable = True,
+            cfg = "exec",
+        ),
+    },
+    cfg = noarch_transition,
+    provides = [ImageInfo],
+)

@@ -1,0 +1,87 @@
+"""tools/rehearsal/check.py's reading of what the images print (docker run faked)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tools.rehearsal import check
+
+PRUNE = Path("docker/scripts/prune-rocm-arch.sh")  # runfiles path
+
+
+@pytest.mark.parametrize(
+    "arch", ["gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1151", "gfx1201", "gfx1030"]
+)
+def test_generic_targets_agree_with_the_prune_script(arch):
+    # the script's own table: source it and call generic_targets
+    script = f'eval "$(sed -n "/^generic_targets()/,/^}}/p" {PRUNE})"; generic_targets {arch}'
+    out = subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert check.generic_target(arch) == out
+
+
+def fake(monkeypatch, outputs: dict[str, str]):
+    def run_in(image, script, docker="docker"):
+        for marker, out in outputs.items():
+            if marker in script:
+                return out
+        raise AssertionError(script)
+
+    monkeypatch.setattr(check, "run_in", run_in)
+
+
+def test_kernel_files_of_the_arch_and_its_generic_target_pass(monkeypatch):
+    fake(
+        monkeypatch,
+        {
+            "find /opt/rocm/": "/opt/rocm/lib/rocblas/library/Kernels.so-000-gfx1100.hsaco\n"
+            "/opt/rocm/lib/hipblaslt/library/x_gfx11-generic.co\n"
+        },
+    )
+    r = check.check_kernels("img", "gfx1100")
+    assert r.ok and "rocBLAS 1, hipBLASLt 1, MIOpen 0" in r.detail
+
+
+def test_another_archs_kernel_fails(monkeypatch):
+    fake(
+        monkeypatch,
+        {
+            "find /opt/rocm/": "/opt/rocm/lib/rocblas/library/Kernels.so-000-gfx1100.hsaco\n"
+            "/opt/rocm/share/miopen/db/gfx942130.kdb\n"
+        },
+    )
+    r = check.check_kernels("img", "gfx1100")
+    assert not r.ok and "share/miopen/db" in r.detail and "gfx942130" in r.detail
+
+
+def test_no_rocblas_kernel_fails(monkeypatch):
+    fake(monkeypatch, {"find /opt/rocm/": "/opt/rocm/lib/hipblaslt/library/x_gfx1100.co\n"})
+    assert not check.check_kernels("img", "gfx1100").ok
+
+
+def test_loader_and_arch(monkeypatch):
+    fake(
+        monkeypatch,
+        {"ldconfig": "\tlibamdhip64.so.7 => /x\n\tlibrocblas.so.5 => /y\ngpu-arch=gfx1100\n"},
+    )
+    assert check.check_loader("img", "gfx1100").ok
+    fake(monkeypatch, {"ldconfig": "\tlibamdhip64.so.7 => /x\ngpu-arch=gfx950\n"})
+    r = check.check_loader("img", "gfx1100")
+    assert not r.ok and "librocblas.so" in r.detail and "gfx950" in r.detail
+
+
+def test_hipcc_wants_one_code_object_for_the_arch(monkeypatch):
+    good = (
+        "Extracting offload bundle: k.o.0.host-x86_64-unknown-linux-gnu-\n"
+        "Extracting offload bundle: k.o.0.hipv4-amdgcn-amd-amdhsa--gfx1100\n"
+        "  Machine:                           EM_AMDGPU\n"
+        "  Flags:                             0x41, gfx1100\n"
+    )
+    fake(monkeypatch, {"hipcc": good})
+    assert check.check_hipcc("img", "gfx1100").ok
+    fake(monkeypatch, {"hipcc": good.replace("0x41, gfx1100", "0x4c, gfx942")})
+    assert not check.check_hipcc("img", "gfx1100").ok

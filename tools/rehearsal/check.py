@@ -1,0 +1,222 @@
+"""check: what the rehearsal built from docker/ holds, read from the images themselves.
+
+    python3 -m tools.rehearsal.check --arch gfx1100 \\
+        --upstream UPSTREAM.json --runtime ROCM-RUNTIME.json --base BASE.json
+
+(the descriptors `bazel cquery --output=files` names after a `--config=rehearsal`
+build; .ci/rehearsal_checks.py runs it). Each image runs from staging in the
+local Docker engine, without network:
+
+- rocm-runtime keeps kernel files (rocBLAS's and hipBLASLt's library/, MIOpen's
+  databases, any other *gfx* file under its ROCm) for the arch or its generic
+  target only; the fat binaries pruning cannot touch are listed with the
+  targets their code objects are for;
+- its ROCm tree's size against the upstream's;
+- `ldconfig -p` finds libamdhip64 and librocblas; /etc/rocm-pytorch/gpu-arch
+  names the arch;
+- in base, hipcc compiles a HIP kernel for the arch and the object carries an
+  amdgcn code object for exactly that processor.
+
+Prints one line per check and exits 1 when one fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+TOKEN = re.compile(r"gfx[0-9a-z]+(?:-[0-9]+)?(?:-generic)?")
+FAT_BINARIES = ("librocrand.so.1", "librccl.so.1", "librocsolver.so.0")
+KERNEL = """#include <hip/hip_runtime.h>
+__global__ void axpy(float a, const float* x, float* y) { y[threadIdx.x] += a * x[threadIdx.x]; }
+"""
+
+
+class CheckError(Exception):
+    pass
+
+
+@dataclass
+class Result:
+    name: str
+    ok: bool
+    detail: str
+
+
+def generic_target(arch: str) -> str:
+    """The LLVM generic processor covering ``arch`` (docker/scripts/prune-rocm-arch.sh's table)."""
+    table = (
+        (r"gfx90[0246c]", "gfx9-generic"),
+        (r"gfx94[012]|gfx950", "gfx9-4-generic"),
+        (r"gfx101[0-3]", "gfx10-1-generic"),
+        (r"gfx103[0-6]", "gfx10-3-generic"),
+        (r"gfx110[0-3]|gfx115[0-3]", "gfx11-generic"),
+        (r"gfx120[01]", "gfx12-generic"),
+    )
+    return next((generic for pattern, generic in table if re.fullmatch(pattern, arch)), "")
+
+
+def ref(descriptor: Path) -> str:
+    d = json.loads(descriptor.read_text())
+    return f"{d['staging']['registry'].split('/', 1)[0]}/{d['staging']['name']}@{d['digest']}"
+
+
+def run_in(image: str, script: str, docker: str = "docker") -> str:
+    proc = subprocess.run(
+        [docker, "run", "--rm", "--network", "none", image, "bash", "-c", script],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise CheckError(
+            f"{image}: `{script[:60]}...` exited {proc.returncode}: {proc.stderr[-600:]}"
+        )
+    return proc.stdout
+
+
+def kernel_files(image: str) -> dict[str, Counter]:
+    """{directory: Counter of gfx targets} of the files under the image's ROCm naming one."""
+    # /opt/rocm/ (the link followed, nothing below it): Debian's lib/rocblas/<version>/library
+    # link to AMD's lib/rocblas/library is not counted twice
+    out = run_in(image, "find /opt/rocm/ -xdev -type f -name '*gfx*' 2>/dev/null | sort")
+    found: dict[str, Counter] = {}
+    for path in out.split():
+        directory, name = path.rsplit("/", 1)
+        found.setdefault(directory.removeprefix("/opt/rocm/"), Counter()).update(
+            set(TOKEN.findall(name))
+        )
+    return found
+
+
+def check_kernels(image: str, arch: str) -> Result:
+    keep = {arch, generic_target(arch)} - {""}
+    found = kernel_files(image)
+    others = {
+        d: sorted(t for t in c if t not in keep and not t.startswith(arch))
+        for d, c in found.items()
+    }
+    others = {d: t for d, t in others.items() if t}
+    counts = {
+        library: sum(sum(c.values()) for d, c in found.items() if marker in d)
+        for library, marker in (
+            ("rocBLAS", "rocblas/"),
+            ("hipBLASLt", "hipblaslt/"),
+            ("MIOpen", "miopen/"),
+        )
+    }
+    summary = ", ".join(f"{library} {n}" for library, n in counts.items())
+    summary += ", rocSOLVER none (its code objects are in librocsolver.so)"
+    if others:
+        return Result("kernel files", False, f"other archs' kernels remain: {others}")
+    if not counts["rocBLAS"]:
+        return Result("kernel files", False, f"no rocBLAS kernel file for {arch}: {summary}")
+    return Result("kernel files", True, f"only {'/'.join(sorted(keep))} kernel files: {summary}")
+
+
+def fat_binaries(image: str) -> Result:
+    """The targets of the code objects inside ROCm's fat libraries (not prunable by name)."""
+    llvm = "/opt/rocm/llvm/bin"
+    script = (
+        f"cd /tmp; for so in {' '.join(FAT_BINARIES)}; do\n"
+        "  p=$(readlink -f /opt/rocm/lib/$so) || continue\n"
+        f'  {llvm}/llvm-objcopy --dump-section=.hip_fatbin=fb.bin "$p" /dev/null 2>/dev/null'
+        " || continue\n"
+        f"  targets=$({llvm}/clang-offload-bundler --list --type=o --input=fb.bin 2>/dev/null"
+        " | sed -n 's/.*amdhsa--//p' | sort -u | tr '\\n' ' ')\n"
+        '  echo "$so $(stat -c %s "$p") $targets"\n'
+        "  rm -f fb.bin\n"
+        "done"
+    )
+    parts = []
+    for line in run_in(image, script).splitlines():
+        so, size, *targets = line.split()
+        listed = (
+            f"{len(targets)} targets ({' '.join(sorted(targets))})"
+            if targets
+            else "compressed bundles"
+        )
+        parts.append(f"{so} {int(size) / 2**20:.0f} MiB: {listed}")
+    return Result("fat binaries (pruning by file name keeps them whole)", True, "; ".join(parts))
+
+
+def rocm_bytes(image: str) -> int:
+    return int(run_in(image, "du -sbL /opt/rocm/ | cut -f1").strip())
+
+
+def check_loader(image: str, arch: str) -> Result:
+    out = run_in(image, "ldconfig -p; echo gpu-arch=$(cat /etc/rocm-pytorch/gpu-arch)")
+    missing = [lib for lib in ("libamdhip64.so", "librocblas.so") if lib not in out]
+    recorded = out.rsplit("gpu-arch=", 1)[-1].strip()
+    if missing or recorded != arch:
+        return Result(
+            "loader and arch", False, f"ldconfig -p lacks {missing}; gpu-arch says {recorded!r}"
+        )
+    return Result(
+        "loader and arch", True, f"ldconfig -p finds libamdhip64 and librocblas; gpu-arch {arch}"
+    )
+
+
+def check_hipcc(image: str, arch: str) -> Result:
+    script = f"""set -e; cd /tmp; cat > k.hip <<'EOF'
+{KERNEL}EOF
+hipcc --offload-arch={arch} -c k.hip -o k.o 2>/dev/null
+/opt/rocm/llvm/bin/llvm-objdump --offloading k.o | grep 'offload bundle'
+for f in k.o.*amdgcn*; do /opt/rocm/llvm/bin/llvm-readelf -h "$f" | grep -E 'Machine|Flags'; done"""
+    out = run_in(image, script)
+    bundles = re.findall(r"hipv4-amdgcn-amd-amdhsa--(\S+)", out)
+    flags = re.findall(r"Flags:\s+\S+,\s*(gfx[0-9a-z]+)", out)
+    if bundles != [arch] or flags != [arch] or "EM_AMDGPU" not in out:
+        return Result("hipcc", False, f"bundles {bundles}, device flags {flags}:\n{out}")
+    return Result(
+        "hipcc", True, f"hipcc --offload-arch={arch} made an amdgcn code object for {arch} only"
+    )
+
+
+def run(arch: str, upstream: Path, runtime: Path, base: Path) -> list[Result]:
+    images = {"upstream": ref(upstream), "runtime": ref(runtime), "base": ref(base)}
+    results = [check_kernels(images["runtime"], arch), fat_binaries(images["runtime"])]
+    before, after = rocm_bytes(images["upstream"]), rocm_bytes(images["runtime"])
+    layers = {
+        name: sum(layer["size"] for layer in json.loads(path.read_text())["layers"]) / 2**30
+        for name, path in (("upstream", upstream), ("runtime", runtime))
+    }
+    results.append(
+        Result(
+            "size",
+            after < before,
+            f"/opt/rocm {before / 2**30:.2f} GiB in the upstream -> {after / 2**30:.2f} GiB"
+            f" in rocm-runtime ({(before - after) / 2**30:.2f} GiB pruned); image layers"
+            f" {layers['upstream']:.2f} -> {layers['runtime']:.2f} GiB compressed",
+        )
+    )
+    results.append(check_loader(images["runtime"], arch))
+    results.append(check_hipcc(images["base"], arch))
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="check", description=__doc__.splitlines()[0])
+    p.add_argument("--arch", required=True, help="the arch rocm-runtime and base were built for")
+    p.add_argument("--upstream", type=Path, required=True, help="the stand-in's descriptor")
+    p.add_argument("--runtime", type=Path, required=True, help="rocm-runtime.<arch>'s descriptor")
+    p.add_argument("--base", type=Path, required=True, help="pytorch-base.<arch>'s descriptor")
+    args = p.parse_args(argv)
+    try:
+        results = run(args.arch, args.upstream, args.runtime, args.base)
+    except (CheckError, OSError, KeyError, ValueError) as e:
+        print(f"check: error: {e}", file=sys.stderr)
+        return 1
+    for r in results:
+        print(f"{'PASS' if r.ok else 'FAIL'}: {r.name}: {r.detail}")
+    return 0 if all(r.ok for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

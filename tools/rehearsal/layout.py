@@ -1,0 +1,237 @@
+"""Give a Debian root file system with Debian's ROCm the layout of AMD's ROCm image.
+
+Run by mmdebstrap as a customize hook (tools/rehearsal/upstream.py), as root,
+on the finished root file system before it is packed, with this file's own
+interpreter (stdlib only):
+
+    layout.py ROOT --rocm-release 10.1.0 --lock upstream.lock \\
+        --sources SOURCES_FILE --preferences PREFERENCES_FILE
+
+1. Checks that the packages installed are exactly the lock's, at the lock's
+   versions (a mirror that moved on would otherwise change the image silently).
+2. Moves what the ROCm team's packages install under /usr (lib/<multiarch>,
+   include, bin, share) to /opt/rocm-<release>, keeping every file name, and
+   leaves a symbolic link at each old path so Debian's own paths still work:
+   lib/ with each library's `library/` kernel directory (Debian's
+   lib/rocblas/<version>/library becomes AMD's lib/rocblas/library),
+   share/miopen/, bin/hipcc, include/. Then /opt/rocm -> rocm-<release>,
+   lib/llvm (AMD's compiler directory) -> Debian's LLVM that carries the
+   device libraries (and lib/llvm-<N>, where Debian's hipcc looks for it),
+   .info/version, and the loader configuration.
+3. Makes the apt configuration the image's: the stand-in archive's sources,
+   the ROCm pin, no trace of the mirror the build used; and drops what
+   mmdebstrap copied from the build host (hostname, resolv.conf, hosts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+MULTIARCH = "usr/lib/x86_64-linux-gnu"
+# where Debian puts it -> where AMD's image has it, under /opt/rocm-<release>
+MOVES = ((MULTIARCH, "lib"), ("usr/include", "include"), ("usr/bin", "bin"), ("usr/share", "share"))
+SKIP_SHARE = {"doc", "man", "lintian", "bug", "locale", "bash-completion", "doc-base", "pkgconfig"}
+HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+
+
+class LayoutError(Exception):
+    pass
+
+
+def installed(root: Path) -> dict[str, str]:
+    """{package: version} of what dpkg has installed under ``root``."""
+    found: dict[str, str] = {}
+    for stanza in (root / "var/lib/dpkg/status").read_text().split("\n\n"):
+        fields = dict(
+            line.split(": ", 1)
+            for line in stanza.splitlines()
+            if ": " in line and not line[0].isspace()
+        )
+        if fields.get("Status") == "install ok installed":
+            found[fields["Package"]] = fields["Version"]
+    return found
+
+
+def check_packages(root: Path, lock: dict) -> None:
+    want: dict[str, str] = lock["packages"]
+    have = installed(root)
+    problems = [f"{n} {v} (lock: not listed)" for n, v in sorted(have.items()) if n not in want]
+    problems += [f"{n} missing (lock: {v})" for n, v in sorted(want.items()) if n not in have]
+    problems += [
+        f"{n} {have[n]} (lock: {v})" for n, v in sorted(want.items()) if n in have and have[n] != v
+    ]
+    if problems:
+        raise LayoutError(
+            "the root file system is not the lock's: "
+            + "; ".join(problems[:12])
+            + ("; ..." if len(problems) > 12 else "")
+            + ". The mirror has moved on from the index the lock was made from: write it"
+            " again (bazel run //images/rehearsal:lock) and build again"
+        )
+
+
+def owned_paths(root: Path, packages: list[str]) -> set[str]:
+    """Every path (relative to ``root``) the ROCm packages install."""
+    owned: set[str] = set()
+    info = root / "var/lib/dpkg/info"
+    for name in packages:
+        for candidate in (info / f"{name}.list", info / f"{name}:amd64.list"):
+            if candidate.exists():
+                owned |= {
+                    line.lstrip("/")
+                    for line in candidate.read_text().splitlines()
+                    if line.strip("/.")
+                }
+                break
+        else:
+            raise LayoutError(f"dpkg has no file list of {name}")
+    return owned
+
+
+def wholly_owned(root: Path, rel: str, owned: set[str]) -> bool:
+    path = root / rel
+    if path.is_symlink() or not path.is_dir():
+        return rel in owned
+    entries = sorted(os.listdir(path))
+    return bool(entries) and all(wholly_owned(root, f"{rel}/{e}", owned) for e in entries)
+
+
+def relocate(root: Path, src: str, dst: str, owned: set[str], moved: list[tuple[str, str]]) -> None:
+    """Move the largest ROCm-owned entries under ``src`` to ``dst``; links at the old paths."""
+    for entry in sorted(os.listdir(root / src)):
+        rel, target = f"{src}/{entry}", f"{dst}/{entry}"
+        if src == "usr/share" and entry in SKIP_SHARE:
+            continue
+        path = root / rel
+        if wholly_owned(root, rel, owned):
+            (root / dst).mkdir(parents=True, exist_ok=True)
+            os.rename(path, root / target)
+            os.symlink(f"/{target}", path)
+            moved.append((rel, target))
+        elif (
+            path.is_dir() and not path.is_symlink() and any(p.startswith(rel + "/") for p in owned)
+        ):
+            relocate(root, rel, target, owned, moved)
+
+
+def flatten_versioned_kernels(root: Path, opt: str) -> list[str]:
+    """Debian's lib/<lib>/<version>/library -> AMD's lib/<lib>/library (a link stays)."""
+    changed = []
+    lib = root / opt / "lib"
+    for library in sorted(lib.glob("*/*/library")):
+        version_dir = library.parent
+        if not version_dir.name.replace(".", "").isdigit() or library.is_symlink():
+            continue
+        dest = version_dir.parent / "library"
+        os.rename(library, dest)
+        os.symlink("../library", library)
+        changed.append(str(dest.relative_to(root)))
+    return changed
+
+
+def link_llvm(root: Path, opt: str) -> str:
+    """lib/llvm -> the Debian LLVM whose clang carries the ROCm device libraries."""
+    candidates = sorted(
+        p for p in (root / "usr/lib").glob("llvm-*") if list(p.glob("lib/clang/*/amdgcn/bitcode"))
+    )
+    if not candidates:
+        raise LayoutError(
+            "no /usr/lib/llvm-*/lib/clang/*/amdgcn/bitcode: are the ROCm device libraries"
+            " installed?"
+        )
+    llvm = candidates[-1]
+    os.symlink(f"/usr/lib/{llvm.name}", root / opt / "lib/llvm")
+    # Debian's hipcc looks for clang at <its ROCm>/lib/llvm-<N>/bin (its ROCm is /usr)
+    os.symlink("llvm", root / opt / "lib" / llvm.name)
+    os.symlink("lib/llvm", root / opt / "llvm")
+    bitcode = sorted(llvm.glob("lib/clang/*/amdgcn"))[-1]
+    os.symlink(f"lib/llvm/{bitcode.relative_to(llvm)}", root / opt / "amdgcn")
+    return llvm.name
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_symlink():
+        path.unlink()
+    path.write_text(text)
+
+
+def layout(
+    root: Path, release: str, lock: dict, sources: str, preferences: str, *, ldconfig: bool = True
+) -> list[str]:
+    check_packages(root, lock)
+    opt = f"opt/rocm-{release}"
+    if (root / opt).exists():
+        raise LayoutError(f"/{opt} exists already")
+    owned = owned_paths(root, lock["rocm"]["packages"])
+    moved: list[tuple[str, str]] = []
+    for src, dst in MOVES:
+        relocate(root, src, f"{opt}/{dst}", owned, moved)
+    if not (root / opt / "lib").is_dir() or not (root / opt / "bin/hipcc").exists():
+        raise LayoutError(f"nothing of HIP reached /{opt} (is hipcc in the lock's ROCm packages?)")
+    flattened = flatten_versioned_kernels(root, opt)
+    llvm = link_llvm(root, opt)
+    os.symlink(f"rocm-{release}", root / "opt/rocm")
+    hip = lock["packages"].get("libamdhip64-dev", "?")
+    write(root / opt / ".info/version", f"{release}-0\n")
+    write(
+        root / opt / ".info/stand-in",
+        f"A stand-in for AMD's ROCm {release}: Debian's ROCm packages (HIP {hip}),"
+        f" laid out as AMD's image by tools/rehearsal/layout.py.\n",
+    )
+    write(root / "etc/ld.so.conf.d/10-rocm.conf", f"/{opt}/lib\n")
+    # apt: the image's own archive and pin; what mmdebstrap used for the build goes
+    write(root / "etc/apt/sources.list", sources)
+    write(root / "etc/apt/preferences.d/rocm.pref", preferences)
+    (root / "etc/apt/apt.conf.d/99mmdebstrap").unlink(missing_ok=True)
+    write(
+        root / "etc/apt/apt.conf.d/50snapshot",
+        "// This image is pinned to one Packages index (a snapshot): its Release files\n"
+        '// may have expired since.\nAcquire::Check-Valid-Until "false";\n',
+    )
+    # what mmdebstrap copied from the build host; the container runtime provides these
+    write(root / "etc/hostname", "")
+    write(root / "etc/resolv.conf", "")
+    write(root / "etc/hosts", HOSTS)
+    if ldconfig:
+        subprocess.run(["chroot", str(root), "ldconfig"], check=True)
+        (root / "var/cache/ldconfig/aux-cache").unlink(missing_ok=True)
+    return [
+        f"moved {len(moved)} paths of {len(lock['rocm']['packages'])} ROCm packages to /{opt}",
+        f"kernel directories: {', '.join(flattened) or 'none versioned'}",
+        f"compiler: /{opt}/lib/llvm -> /usr/lib/{llvm}",
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="layout.py", description=__doc__.splitlines()[0])
+    p.add_argument("root", type=Path, help="the root file system (mmdebstrap's $1)")
+    p.add_argument("--rocm-release", required=True, metavar="X.Y.Z")
+    p.add_argument("--lock", type=Path, required=True, help="images/rehearsal/upstream.lock")
+    p.add_argument("--sources", type=Path, required=True, help="the image's apt sources")
+    p.add_argument("--preferences", type=Path, required=True, help="the image's ROCm pin")
+    args = p.parse_args(argv)
+    try:
+        lock = tomllib.loads(args.lock.read_text())
+        report = layout(
+            args.root,
+            args.rocm_release,
+            lock,
+            args.sources.read_text(),
+            args.preferences.read_text(),
+        )
+    except (LayoutError, OSError, subprocess.CalledProcessError) as e:
+        print(f"layout: error: {e}", file=sys.stderr)
+        return 1
+    for line in report:
+        print(f"layout: {line}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

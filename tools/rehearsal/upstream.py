@@ -1,0 +1,289 @@
+"""upstream: build the rehearsal's stand-in upstream into staging (the UpstreamBuild action).
+
+Called by the rehearsal_upstream rule (images/private/rehearsal.bzl), never by
+hand: `bazel build //images/rehearsal:upstream`. mmdebstrap makes the root
+file system with exactly the lock's packages from Debian's mirror (the one the
+mirror settings give the stand-in's archive), tools/rehearsal/layout.py gives
+it AMD's layout, and its tar stream becomes one zstd layer of an OCI image
+pushed to staging, as it is made: no uncompressed copy on disk. The action
+leaves a descriptor (tools/staging/descriptor.py), like ImageBuild, which the
+family's images take as the upstream named context.
+
+Reproducible: mmdebstrap with SOURCE_DATE_EPOCH gives the same tar for the
+same packages, the compression is deterministic, the config and manifest are
+fixed, so the same lock gives the same digest on any host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from compression import zstd
+
+from tools import daemon, mirrors
+from tools.mirrors import fetch
+from tools.registry.client import RegistryClient
+from tools.registry.errors import RegistryError
+from tools.rehearsal import lock as lock_mod
+from tools.rehearsal import standin
+from tools.rehearsal.standin import StandInError
+from tools.staging import Staging, StagingError, resolve
+from tools.staging import descriptor as desc
+
+REPOSITORY = "rehearsal-upstream"
+LAYER = "application/vnd.oci.image.layer.v1.tar+zstd"
+CONFIG = "application/vnd.oci.image.config.v1+json"
+MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+ZSTD_LEVEL = 3
+CHUNK = 4 << 20
+LOG_TAIL = 30
+
+
+class UpstreamError(Exception):
+    """A user-facing failure of the stand-in's build."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="upstream", description=__doc__.splitlines()[0])
+    p.add_argument("--config", type=Path, required=True, help="images/rehearsal/upstream.toml")
+    p.add_argument("--lock", type=Path, required=True, help="images/rehearsal/upstream.lock")
+    p.add_argument("--layout", type=Path, required=True, help="tools/rehearsal/layout.py")
+    p.add_argument("--rocm-version", required=True, help="the catalogue's ROCM_VERSION")
+    p.add_argument("--staging", default="embedded", metavar="HOST[:PORT]/PREFIX")
+    p.add_argument("--output", type=Path, required=True, help="descriptor JSON to write")
+    p.add_argument("--log", default="", metavar="PATH", help="mmdebstrap's log (`~`: the home)")
+    return p
+
+
+def mmdebstrap_version() -> str:
+    try:
+        out = subprocess.run(
+            ["mmdebstrap", "--version"], capture_output=True, text=True, check=True
+        )
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise UpstreamError(
+            f"mmdebstrap does not run here ({e}); tools/bootstrap.sh installs it in the sid tree"
+        ) from None
+    return out.stdout.strip()
+
+
+def content_key(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(len(part).to_bytes(8, "big") + part)
+    return "sha256:" + h.hexdigest()
+
+
+def pack(stream, out: Path) -> tuple[str, str, int, int]:
+    """zstd-compress the tar ``stream`` into ``out``; (diff_id, digest, tar bytes, blob bytes)."""
+    raw, blob = hashlib.sha256(), hashlib.sha256()
+    compressor = zstd.ZstdCompressor(
+        options={
+            zstd.CompressionParameter.compression_level: ZSTD_LEVEL,
+            zstd.CompressionParameter.nb_workers: 2,
+        }
+    )
+    raw_size = blob_size = 0
+    with out.open("wb") as f:
+        while chunk := stream.read(CHUNK):
+            raw.update(chunk)
+            raw_size += len(chunk)
+            data = compressor.compress(chunk)
+            blob.update(data)
+            blob_size += len(data)
+            f.write(data)
+        data = compressor.flush()
+        blob.update(data)
+        blob_size += len(data)
+        f.write(data)
+    return "sha256:" + raw.hexdigest(), "sha256:" + blob.hexdigest(), raw_size, blob_size
+
+
+def image_config(diff_id: str, lock: standin.Lock, rocm_version: str, tool: str) -> bytes:
+    hip = lock.packages.get("libamdhip64-dev", "?")
+    config = {
+        "architecture": "amd64",
+        "os": "linux",
+        "created": "1970-01-01T00:00:00Z",
+        "config": {
+            "Env": [
+                "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/rocm/bin"
+            ],
+            "Cmd": ["/bin/bash"],
+            "Labels": {
+                "org.opencontainers.image.description": (
+                    f"Rehearsal stand-in for the ROCm {rocm_version} upstream image: Debian"
+                    f" {'/'.join(sorted(lock.suites))} with Debian's ROCm (HIP {hip})"
+                    " in AMD's layout"
+                ),
+            },
+        },
+        "rootfs": {"type": "layers", "diff_ids": [diff_id]},
+        "history": [{"created": "1970-01-01T00:00:00Z", "created_by": f"{tool} (tools/rehearsal)"}],
+    }
+    return json.dumps(config, sort_keys=True, separators=(",", ":")).encode()
+
+
+def manifest(config: bytes, digest: str, size: int) -> bytes:
+    body = {
+        "schemaVersion": 2,
+        "mediaType": MANIFEST,
+        "config": {"mediaType": CONFIG, "digest": desc.digest_of(config), "size": len(config)},
+        "layers": [{"mediaType": LAYER, "digest": digest, "size": size}],
+    }
+    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+
+
+def log_path(text: str, tmp: Path) -> Path:
+    if not text:
+        return tmp / "mmdebstrap.log"
+    path = Path(daemon.home() + text[1:] if text.startswith("~/") else text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def hints(tail: str) -> str:
+    if (
+        "was not found" in tail
+        or "has no installation candidate" in tail
+        or "not the lock's" in tail
+    ):
+        return (
+            "\nthe mirror no longer serves the lock's versions: write the lock again"
+            " (bazel run //images/rehearsal:lock) and build again"
+        )
+    if "Failed to fetch" in tail or "Could not resolve" in tail or "Unable to connect" in tail:
+        return (
+            "\nDebian's mirror does not answer: check it (python3 -m tools.mirrors check --probe)"
+        )
+    return ""
+
+
+def run(args: argparse.Namespace) -> str:
+    start = time.monotonic()
+    config = standin.load_config(args.config)
+    lock = standin.load_lock(args.lock)
+    standin.check_current(config, lock)
+    release = standin.rocm_release(args.rocm_version)
+    resolved = mirrors.resolve(mirrors.load())
+    mirror = lock_mod.mirror_uri(resolved)
+    tool = mmdebstrap_version()
+    try:
+        staging: Staging = resolve(None if args.staging == "embedded" else args.staging)
+    except StagingError as e:
+        raise UpstreamError(f"staging: {e}") from None
+    key = content_key(
+        args.config.read_bytes(),
+        args.lock.read_bytes(),
+        args.layout.read_bytes(),
+        release.encode(),
+        tool.encode(),
+        Path(__file__).read_bytes(),
+    )
+    name, tag = staging.name(REPOSITORY), "c-" + key.removeprefix("sha256:")
+    with tempfile.TemporaryDirectory(prefix="rehearsal-upstream-") as tmp_text:
+        tmp = Path(tmp_text)
+        prefs = tmp / "preferences.d"
+        prefs.mkdir()
+        (prefs / "rocm.pref").write_text(standin.preferences(config, lock.rocm))
+        (tmp / "sources.list").write_text(standin.sources(config, mirrors.STANDIN_ARCHIVE))
+        hook = (
+            f'{sys.executable} {args.layout.resolve()} "$1" --rocm-release {release}'
+            f" --lock {args.lock.resolve()} --sources {tmp / 'sources.list'}"
+            f" --preferences {prefs / 'rocm.pref'}"
+        )
+        cmd = standin.argv(
+            config,
+            includes=lock.includes(),
+            preferences_dir=prefs,
+            aptopts=fetch.apt_options(resolved),
+            hooks=[hook],
+        )
+        log = log_path(args.log, tmp)
+        blob = tmp / "layer.tar.zst"
+        with log.open("w") as log_file:
+            log_file.write(f"# rehearsal stand-in upstream, ROCm {release}, from {mirror}\n")
+            log_file.write(f"# {' '.join(cmd[:-3])} ... {' '.join(cmd[-3:])}\n")
+            log_file.flush()
+            proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log_file,
+                env=dict(os.environ, SOURCE_DATE_EPOCH=standin.SOURCE_DATE_EPOCH),
+            )
+            proc.stdin.write(standin.sources(config, mirror).encode())
+            proc.stdin.close()
+            diff_id, digest, raw_size, size = pack(proc.stdout, blob)
+            returncode = proc.wait()
+        built = time.monotonic()
+        if returncode != 0:
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-LOG_TAIL:])
+            raise UpstreamError(
+                f"mmdebstrap failed (exit {returncode}); last lines of its log ({log}):\n{tail}"
+                + hints(tail)
+            )
+        config_bytes = image_config(diff_id, lock, args.rocm_version, tool)
+        body = manifest(config_bytes, digest, size)
+        client = RegistryClient(staging.host, retries=3, backoff=0.5)
+        try:
+            client.upload_blob(name, digest, blob, size)
+            client.upload(
+                name,
+                desc.digest_of(config_bytes),
+                len(config_bytes),
+                lambda: contextlib.nullcontext(io.BytesIO(config_bytes)),
+            )
+            client.put_manifest(name, tag, body, MANIFEST)
+        except RegistryError as e:
+            raise UpstreamError(f"staging {staging.host}: {e}") from None
+        finally:
+            client.close()
+        pushed = time.monotonic()
+        with log.open("a") as log_file:
+            log_file.write(
+                f"# upstream: root file system {raw_size / 2**30:.2f} GiB,"
+                f" layer {size / 2**30:.2f} GiB"
+                f" (zstd {ZSTD_LEVEL}); mmdebstrap + layout + pack {built - start:.1f}s,"
+                f" push {pushed - built:.1f}s\n"
+            )
+    desc.Descriptor(
+        target=REPOSITORY,
+        arch=None,
+        repository=REPOSITORY,
+        digest=desc.digest_of(body),
+        media_type=MANIFEST,
+        manifest=body,
+        config=json.loads(config_bytes),
+        staging_registry=staging.registry,
+        staging_name=name,
+        staging_tag=tag,
+        embedded=staging.embedded,
+        content_key=key,
+        builder={"name": "mmdebstrap", "driver": "mmdebstrap", "version": tool},
+    ).write(args.output)
+    return f"{raw_size / 2**30:.2f} GiB root file system, {size / 2**30:.2f} GiB layer"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        run(args)
+    except (UpstreamError, StandInError, mirrors.MirrorError) as e:
+        print(f"upstream: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
