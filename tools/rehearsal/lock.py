@@ -96,7 +96,7 @@ def resolve(config: standin.Config, resolved: mirrors.Resolved, log) -> standin.
             input=standin.sources(config, mirror),
             capture_output=True,
             text=True,
-            env=dict(os.environ, SOURCE_DATE_EPOCH=standin.SOURCE_DATE_EPOCH),
+            env=standin.environment(Path(tmp)),
             check=False,
         )
     if proc.returncode != 0:

@@ -186,6 +186,19 @@ def argv(
     return [*cmd, config.suite, "-", "-"]
 
 
+def environment(tmp: Path) -> dict[str, str]:
+    """mmdebstrap's whole environment: fixed, whoever runs it. The caller's would reach the
+    maintainer scripts in the root file system (PYTHONDONTWRITEBYTECODE in a shell changes
+    the .pyc files Debian's python3 writes, so the digest depended on who built it)."""
+    return {
+        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH,
+        "LC_ALL": "C.UTF-8",
+        "HOME": "/root",
+        "TMPDIR": str(tmp),
+    }
+
+
 INST = re.compile(r"^Inst (\S+) \((\S+) ")
 
 

@@ -21,7 +21,6 @@ import contextlib
 import hashlib
 import io
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -220,7 +219,7 @@ def run(args: argparse.Namespace) -> str:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log_file,
-                env=dict(os.environ, SOURCE_DATE_EPOCH=standin.SOURCE_DATE_EPOCH),
+                env=standin.environment(tmp),
             )
             proc.stdin.write(standin.sources(config, mirror).encode())
             proc.stdin.close()

@@ -1,0 +1,248 @@
+"""The rehearsal, run by .ci/run: the real recipes of docker/ on the stand-in upstream.
+
+From a cold start (a staging registry, a mirror settings file and, through
+them, action keys of this run's own):
+
+- `bazel build //images/rehearsal:upstream` builds the stand-in (one
+  UpstreamBuild); `bazel build //images:rocm-runtime.gfx1100
+  //images:base.gfx1100 --config=rehearsal` builds both from docker/ (two
+  ImageBuilds); a second build runs nothing;
+- tools/rehearsal/check.py reads the images: kernel files of gfx1100 only,
+  the fat binaries, sizes and bytes pruned, ldconfig and gpu-arch, a hipcc
+  code object for gfx1100 in base;
+- rocm-runtime for gfx950 fails with the prune script's "no rocBLAS kernels"
+  line in Bazel's error;
+- another mirror (the settings file rewritten) runs 0 UpstreamBuild and 0
+  ImageBuild actions (execution log);
+- the stand-in rebuilt (another staging registry, so the action runs again)
+  gives the same digest (reproducible).
+
+Then it cleans what it made: its staging registry and storage, and the images
+and build cache of the engine .ci/run started (never a developer's). It
+prints the disk use at its peak, `PASS: ...`/`FAIL: ...` per check, and
+`rehearsal checks: N passed, M failed` last.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tools import daemon  # noqa: E402
+from tools.rehearsal import check as image_check  # noqa: E402
+from tools.scratch_bazel import read_exec_log  # noqa: E402
+
+ARCH = "gfx1100"
+REFUSED_ARCH = "gfx950"
+TARGETS = [f"//images:rocm-runtime.{ARCH}", f"//images:base.{ARCH}"]
+UPSTREAM = "//images/rehearsal:upstream"
+BUILDS = ("UpstreamBuild", "ImageBuild")
+RESULTS: list[tuple[str, bool, str]] = []
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Run:
+    """This run's environment: its staging registry and mirror settings file."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self.mirrors = root / "mirrors.toml"
+        self.mirrors.write_text(
+            "# the defaults (tools/mirrors), written out: .ci/rehearsal_checks.py\n"
+        )
+        self.env = dict(
+            os.environ,
+            ROCM_PYTORCH_STAGING_DIR=str(root / "staging"),
+            ROCM_PYTORCH_STAGING_PORT=str(free_port()),
+            ROCM_PYTORCH_MIRRORS=str(self.mirrors),
+        )
+
+    def bazel(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            ["bazel", *args], cwd=REPO, env=self.env, capture_output=True, text=True, check=False
+        )
+        if check and proc.returncode != 0:
+            raise RuntimeError(
+                f"bazel {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+            )
+        return proc
+
+    def build(self, *targets: str, config: bool = True) -> tuple[dict[str, int], float]:
+        """Build ``targets``; ({mnemonic: spawns run} of the image builds, wall seconds)."""
+        log = self.root / f"exec-{time.monotonic_ns()}.json"
+        start = time.monotonic()
+        self.bazel(
+            "build",
+            *targets,
+            *(["--config=rehearsal"] if config else []),
+            f"--execution_log_json_file={log}",
+        )
+        wall = time.monotonic() - start
+        spawns = read_exec_log(log)
+        return {m: sum(1 for s in spawns if s.get("mnemonic") == m) for m in BUILDS}, wall
+
+    def descriptor(self, target: str) -> Path:
+        out = self.bazel("cquery", target, "--config=rehearsal", "--output=files").stdout.split()
+        return REPO / next(f for f in out if f.endswith(".json") and not f.endswith(".spec.json"))
+
+
+def check(name: str):
+    def wrap(fn):
+        start = time.monotonic()
+        try:
+            detail = fn() or ""
+            RESULTS.append((name, True, detail))
+            print(f"PASS: {name} ({time.monotonic() - start:.0f}s) {detail}", flush=True)
+        except Exception as e:  # one check failing must not stop the others
+            RESULTS.append((name, False, str(e)))
+            print(f"FAIL: {name}: {e}", flush=True)
+        return fn
+
+    return wrap
+
+
+class DiskPeak:
+    """The most disk used on the file system of ``path`` while it runs (sampled every 2 s)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.start = path, shutil.disk_usage(path).used
+        self.peak, self.stop = self.start, threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+
+    def _sample(self) -> None:
+        while not self.stop.wait(2):
+            self.peak = max(self.peak, shutil.disk_usage(self.path).used)
+
+    def report(self) -> str:
+        self.stop.set()
+        self.thread.join()
+        end = shutil.disk_usage(self.path).used
+        return (
+            f"disk: {self.start / 1e9:.1f} GB used at the start, peak {self.peak / 1e9:.1f} GB"
+            f" (+{(self.peak - self.start) / 1e9:.1f} GB), {end / 1e9:.1f} GB after the clean-up"
+        )
+
+
+def clean(run: Run) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "tools.staging", "stop"], cwd=REPO, env=run.env, capture_output=True
+    )
+    shutil.rmtree(run.root, ignore_errors=True)
+    # the engine .ci/run started (ROCM_PYTORCH_ENGINE_DIR), never a developer's
+    if os.environ.get("ROCM_PYTORCH_ENGINE_DIR"):
+        for cmd in (["docker", "image", "prune", "-af"], ["docker", "buildx", "prune", "-af"]):
+            subprocess.run(cmd, capture_output=True, check=False)
+
+
+def main() -> int:
+    disk = DiskPeak(REPO)
+    run = Run(Path(tempfile.mkdtemp(prefix="rehearsal-ci-")))
+    timings: dict[str, float] = {}
+
+    @check("the stand-in upstream builds from Debian's ROCm (cold)")
+    def _upstream():
+        spawns, wall = run.build(UPSTREAM, config=False)
+        timings["upstream"] = wall
+        assert spawns["UpstreamBuild"] == 1, spawns
+        log = Path(daemon.home(), *daemon.CACHE_DIR, "logs/images/rehearsal/upstream.log")
+        summary = [line for line in log.read_text().splitlines() if line.startswith("# upstream:")]
+        return f"{wall:.0f}s; {summary[-1][2:] if summary else ''}"
+
+    @check(f"rocm-runtime and base build from docker/ for {ARCH} (cold)")
+    def _family():
+        spawns, wall = run.build(*TARGETS)
+        timings["family"] = wall
+        assert spawns == {"UpstreamBuild": 0, "ImageBuild": 2}, spawns
+        return f"{wall:.0f}s, 2 ImageBuild"
+
+    @check("a second build runs nothing (warm)")
+    def _warm():
+        spawns, wall = run.build(UPSTREAM, *TARGETS)
+        assert spawns == {"UpstreamBuild": 0, "ImageBuild": 0}, spawns
+        return f"{wall:.1f}s"
+
+    try:
+        paths = {
+            "upstream": run.descriptor(UPSTREAM),
+            "runtime": run.descriptor(TARGETS[0]),
+            "base": run.descriptor(TARGETS[1]),
+        }
+        results = image_check.run(ARCH, paths["upstream"], paths["runtime"], paths["base"])
+    except Exception as e:
+        results = [image_check.Result("the images", False, str(e))]
+    for r in results:
+        RESULTS.append((r.name, r.ok, r.detail))
+        print(f"{'PASS' if r.ok else 'FAIL'}: {r.name}: {r.detail}", flush=True)
+
+    @check(f"rocm-runtime for {REFUSED_ARCH} is refused, named in Bazel's error")
+    def _refused():
+        proc = run.bazel(
+            "build", f"//images:rocm-runtime.{REFUSED_ARCH}", "--config=rehearsal", check=False
+        )
+        want = f"prune-rocm-arch: this ROCm ships no rocBLAS kernels for {REFUSED_ARCH}"
+        assert proc.returncode != 0, "the build succeeded"
+        assert want in proc.stderr, proc.stderr[-2000:]
+        assert f"target rocm-runtime, arch {REFUSED_ARCH}" in proc.stderr, proc.stderr[-2000:]
+        return f"exit {proc.returncode}: {want!r}"
+
+    @check("another mirror setting runs 0 image builds (execution log)")
+    def _mirror_change():
+        run.mirrors.write_text(
+            '[apt.options]\n"Acquire::Retries" = "7"\n'
+            '[pip]\nextra_index_urls = ["http://127.0.0.1:9/simple"]\n'
+            '[git.rewrite]\n"https://github.com/" = "http://127.0.0.1:9/github/"\n'
+        )
+        spawns, wall = run.build(UPSTREAM, *TARGETS)
+        assert spawns == {"UpstreamBuild": 0, "ImageBuild": 0}, spawns
+        return f"{spawns} in {wall:.1f}s"
+
+    @check("the stand-in is reproducible: rebuilt into another staging, the same digest")
+    def _reproducible():
+        first = json.loads(paths["upstream"].read_text())["digest"]
+        other = Run(run.root / "again")  # another staging registry: the action runs again
+        other.mirrors.write_text(run.mirrors.read_text())
+        try:
+            spawns, wall = other.build(UPSTREAM, config=False)
+            second = json.loads(other.descriptor(UPSTREAM).read_text())["digest"]
+        finally:
+            subprocess.run(
+                [sys.executable, "-m", "tools.staging", "stop"],
+                cwd=REPO,
+                env=other.env,
+                capture_output=True,
+            )
+        assert spawns["UpstreamBuild"] == 1, spawns
+        assert second == first, (first, second)
+        return f"{second[:19]} twice ({wall:.0f}s the second time)"
+
+    clean(run)
+    print(disk.report(), flush=True)
+    passed = sum(1 for _, ok, _ in RESULTS if ok)
+    print(
+        f"rehearsal: stand-in {timings.get('upstream', 0):.0f}s,"
+        f" rocm-runtime + base {timings.get('family', 0):.0f}s (cold)"
+    )
+    print(f"rehearsal checks: {passed} passed, {len(RESULTS) - passed} failed")
+    return 0 if passed == len(RESULTS) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
