@@ -45,10 +45,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository r
 
 from tests.e2e import two_engines
 from tools.registry.sign import find_cosign
+from tools.scratch_bazel import Checks
 
 ARCHS = two_engines.ARCHS
 FAMILY = two_engines.FAMILY
-RESULTS: list[tuple[str, bool, str]] = []
 
 
 def bazel(
@@ -63,19 +63,7 @@ def bazel(
     return proc
 
 
-def check(name: str):
-    def wrap(fn):
-        start = time.monotonic()
-        try:
-            detail = fn() or ""
-            RESULTS.append((name, True, detail))
-            print(f"PASS: {name} ({time.monotonic() - start:.1f}s) {detail}", flush=True)
-        except Exception as e:  # a check failing must not stop the others
-            RESULTS.append((name, False, str(e)))
-            print(f"FAIL: {name}: {e}", flush=True)
-        return fn
-
-    return wrap
+check = Checks()
 
 
 def executed_actions(stderr: str) -> int:
@@ -337,10 +325,9 @@ def _reproducible():
 
 
 def main() -> int:
-    passed = sum(ok for _, ok, _ in RESULTS)
-    failed = len(RESULTS) - passed
-    print(f"e2e checks: {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    line, ok = check.summary("e2e checks")
+    print(line)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -41,14 +41,13 @@ sys.path.insert(0, str(REPO))
 
 from tools import daemon  # noqa: E402
 from tools.rehearsal import check as image_check  # noqa: E402
-from tools.scratch_bazel import read_exec_log  # noqa: E402
+from tools.scratch_bazel import Checks, read_exec_log  # noqa: E402
 
 ARCH = "gfx1100"
 REFUSED_ARCH = "gfx950"
 TARGETS = [f"//images:rocm-runtime.{ARCH}", f"//images:base.{ARCH}"]
 UPSTREAM = "//images/rehearsal:upstream"
 BUILDS = ("UpstreamBuild", "ImageBuild")
-RESULTS: list[tuple[str, bool, str]] = []
 
 
 def free_port() -> int:
@@ -103,19 +102,7 @@ class Run:
         return REPO / next(f for f in out if f.endswith(".json") and not f.endswith(".spec.json"))
 
 
-def check(name: str):
-    def wrap(fn):
-        start = time.monotonic()
-        try:
-            detail = fn() or ""
-            RESULTS.append((name, True, detail))
-            print(f"PASS: {name} ({time.monotonic() - start:.0f}s) {detail}", flush=True)
-        except Exception as e:  # one check failing must not stop the others
-            RESULTS.append((name, False, str(e)))
-            print(f"FAIL: {name}: {e}", flush=True)
-        return fn
-
-    return wrap
+check = Checks()
 
 
 class DiskPeak:
@@ -189,8 +176,7 @@ def main() -> int:
     except Exception as e:
         results = [image_check.Result("the images", False, str(e))]
     for r in results:
-        RESULTS.append((r.name, r.ok, r.detail))
-        print(f"{'PASS' if r.ok else 'FAIL'}: {r.name}: {r.detail}", flush=True)
+        check.add(r.name, r.ok, r.detail)
 
     @check(f"rocm-runtime for {REFUSED_ARCH} is refused, named in Bazel's error")
     def _refused():
@@ -235,13 +221,13 @@ def main() -> int:
 
     clean(run)
     print(disk.report(), flush=True)
-    passed = sum(1 for _, ok, _ in RESULTS if ok)
     print(
         f"rehearsal: stand-in {timings.get('upstream', 0):.0f}s,"
         f" rocm-runtime + base {timings.get('family', 0):.0f}s (cold)"
     )
-    print(f"rehearsal checks: {passed} passed, {len(RESULTS) - passed} failed")
-    return 0 if passed == len(RESULTS) else 1
+    line, ok = check.summary("rehearsal checks")
+    print(line)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

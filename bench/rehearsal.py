@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import shutil
@@ -97,6 +98,9 @@ class Bench:
         out = self.sh([sys.executable, "-m", "tools.engine", "env", "--private"]).stdout
         for key, value in re.findall(r"^export (\w+)=(.*)$", out, re.M):
             self.env[key] = shlex.split(value)[0] if value else ""
+        for extra in re.findall(r'export PATH="\$PATH":(\S+) ;;', out):  # the docker CLI
+            self.env["PATH"] += ":" + shlex.split(extra)[0]
+        os.environ.update(self.env)  # every docker command of this run talks to its engine
         self.resolved = mirrors.resolve(mirrors.load())
 
     def sh(self, cmd: list[str], env: dict | None = None) -> subprocess.CompletedProcess[str]:

@@ -8,6 +8,7 @@ root on sys.path to import this module. Python 3.11, stdlib only.
   command (stdin closed, output captured, optional timeout: exit 124), and
   `shutdown()` stops the server, by its pid if `bazel shutdown` does not.
 - `read_exec_log`: the spawns of a `--execution_log_json_file`.
+- `Checks`: the PASS/FAIL lines of a CI script's checks and its summary line.
 - `rmtree`: delete a tree that Bazel made read-only in places.
 """
 
@@ -96,6 +97,39 @@ class ScratchBazel:
             os.kill(pid, signal.SIGKILL)
         except (OSError, ValueError):
             pass
+
+
+class Checks:
+    """A CI script's checks: ``@checks("name")`` runs the function at once and prints
+    `PASS: name (Ns) detail` (its return value) or `FAIL: name: error` (any exception:
+    one check failing never stops the others); ``summary`` is the last line."""
+
+    def __init__(self) -> None:
+        self.results: list[tuple[str, bool, str]] = []
+
+    def add(self, name: str, ok: bool, detail: str, seconds: float | None = None) -> None:
+        self.results.append((name, ok, detail))
+        took = f" ({seconds:.1f}s)" if seconds is not None else ""
+        print(f"PASS: {name}{took} {detail}" if ok else f"FAIL: {name}: {detail}", flush=True)
+
+    def __call__(self, name: str):
+        def wrap(fn):
+            start = time.monotonic()
+            try:
+                detail = fn() or ""
+            except Exception as e:  # a failed check is reported, never raised
+                self.add(name, False, str(e))
+            else:
+                self.add(name, True, detail, time.monotonic() - start)
+            return fn
+
+        return wrap
+
+    def summary(self, what: str) -> tuple[str, bool]:
+        """(`<what>: N passed, M failed`, whether none failed)."""
+        passed = sum(ok for _, ok, _ in self.results)
+        failed = len(self.results) - passed
+        return f"{what}: {passed} passed, {failed} failed", failed == 0
 
 
 def read_exec_log(path: Path) -> list[dict]:

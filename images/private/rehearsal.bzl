@@ -3,6 +3,7 @@
 load(":arch_transition.bzl", "noarch_transition")
 load(":image.bzl", "docker_execution_requirements", "image_log", "staging_of")
 load(":image_info.bzl", "ImageInfo")
+load(":stand_in.bzl", "stand_in_providers")
 
 _DOC = """Builds the stand-in for the upstream ROCm image into the staging registry.
 
@@ -59,16 +60,7 @@ def _rehearsal_upstream_impl(ctx):
         execution_requirements = docker_execution_requirements(staging),
         use_default_shell_env = True,
     )
-    return [
-        DefaultInfo(files = depset([descriptor])),
-        ImageInfo(
-            descriptor = descriptor,
-            spec = spec,
-            target = ctx.label.name,
-            arch = None,
-            repository = ctx.label.name,
-        ),
-    ]
+    return stand_in_providers(ctx, descriptor, spec)
 
 rehearsal_upstream = rule(
     implementation = _rehearsal_upstream_impl,

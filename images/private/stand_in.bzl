@@ -26,6 +26,19 @@ def _stand_in_impl(ctx):
         "target": ctx.label.name,
     }))
     descriptor = build_action(ctx, spec, "stand-in", parents = [], upstream = None)
+    return stand_in_providers(ctx, descriptor, spec)
+
+def stand_in_providers(ctx, descriptor, spec):
+    """The providers of an image with no catalogue entry, named after its target.
+
+    Args:
+      ctx: rule context.
+      descriptor: File, the image's descriptor.
+      spec: File, its spec JSON.
+
+    Returns:
+      list: DefaultInfo and ImageInfo (no arch, repository = the target's name).
+    """
     return [
         DefaultInfo(files = depset([descriptor])),
         ImageInfo(

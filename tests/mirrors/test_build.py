@@ -108,3 +108,15 @@ def test_other_mirrors_rebuild_nothing(tmp_path, registry, settings_file, netrc_
     # should take the step that mounts the secrets from BuildKit's cache
     assert step and f"{step[0]} CACHED" in log.splitlines(), log[-2000:]
     assert "pip index: http://127.0.0.1:10/other/simple" in log
+
+
+def test_bad_settings_fail_the_build_in_one_line(tmp_path, registry, settings_file, capsys):
+    settings_file.write_text('[pip]\nindex_url = "https://u:pw@pypi.example.internal/simple"\n')
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"target": "mirrors-probe", "repository": "mirrors-probe"}))
+    argv = ["--spec", str(spec), "--dockerfile", DOCKERFILE, "--network", "none"]
+    argv += ["--host-file", "busybox=/usr/bin/busybox", "--staging", f"{registry.host}/staging"]
+    assert build.main([*argv, "--output", str(tmp_path / "d.json")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("imagebuild: error: mirror settings: ") and "\n" not in err
+    assert "netrc" in err and "python3 -m tools.mirrors check" in err
