@@ -109,7 +109,7 @@ class Checks:
 
     def add(self, name: str, ok: bool, detail: str, seconds: float | None = None) -> None:
         self.results.append((name, ok, detail))
-        took = f" ({seconds:.1f}s)" if seconds is not None else ""
+        took = f" ({seconds:.1f}s)" if seconds is not None else ":"
         print(f"PASS: {name}{took} {detail}" if ok else f"FAIL: {name}: {detail}", flush=True)
 
     def __call__(self, name: str):
