@@ -65,6 +65,7 @@ DOCKERFILE_SRCS = {
         _S + "install-python.sh",
         _S + "build-tools.txt",
         _S + "fetch-source.sh",
+        _S + "own-packages.py",
         _S + "build-triton.sh",
     ],
     "docker/Dockerfile.vllm": _WHEEL_BUILD + [

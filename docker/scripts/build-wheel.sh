@@ -56,29 +56,14 @@ cd "$src"
 constraints=$(mktemp)
 build_requires=$(mktemp)
 trap 'rm -f "$constraints" "$build_requires"' EXIT
-python "$script_dir/own-packages.py" >"$constraints"
+python "$script_dir/own-packages.py" --build-tools >"$constraints"
 
 pip_wheel=(python -m pip wheel --no-deps --wheel-dir "$out" --verbose "${config_settings[@]}")
 if [ "$isolated" -eq 1 ]; then
     [ "${#requirements[@]}" -eq 0 ] || die "--requirements makes no sense with --isolated"
 else
     if [ -f pyproject.toml ]; then
-        python - pyproject.toml >"$build_requires" <<'PY'
-import sys
-import tomllib
-
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
-
-# Provided by the image, in the exact build the extension must link against.
-PROVIDED = {"torch", "triton", "pytorch-triton-rocm", "torchvision"}
-
-with open(sys.argv[1], "rb") as f:
-    requires = tomllib.load(f).get("build-system", {}).get("requires", [])
-for requirement in requires:
-    if canonicalize_name(Requirement(requirement).name) not in PROVIDED:
-        print(requirement)
-PY
+        python "$script_dir/own-packages.py" --build-requires pyproject.toml >"$build_requires"
         requirements+=("$build_requires")
     fi
     for file in "${requirements[@]}"; do
