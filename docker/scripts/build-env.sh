@@ -48,10 +48,16 @@ rocm_pytorch_compiler_cache() {
         export CCACHE_COMPILERCHECK=content
         launcher=ccache
     fi
+    # CMake's HIP language (PyTorch compiles its HIP sources with it since
+    # 2.13, cmake/public/LoadHIP.cmake: enable_language(HIP)) honours
+    # CMAKE_HIP_COMPILER_LAUNCHER; builds that run hipcc themselves (aiter,
+    # torchvision's JIT-style extensions) reach the cache through
+    # HIP_CLANG_LAUNCHER, which hipcc puts in front of the clang it calls.
     if [ -n "$launcher" ]; then
         export CMAKE_C_COMPILER_LAUNCHER=$launcher
         export CMAKE_CXX_COMPILER_LAUNCHER=$launcher
         export CMAKE_HIP_COMPILER_LAUNCHER=$launcher
+        export HIP_CLANG_LAUNCHER=$launcher
         echo "build-env: compiler cache: $launcher"
     fi
 }

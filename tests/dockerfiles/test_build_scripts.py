@@ -155,3 +155,26 @@ def test_build_wheel_isolated_installs_nothing_first(tmp_path, run_script):
     )  # fmt: skip
     assert r.proc.returncode == 0, r.proc.stderr
     assert r.calls("install") == [] and "--no-build-isolation" not in r.calls("wheel")[0].split()
+
+
+@pytest.mark.parametrize("tool", ["ccache", "sccache"])
+def test_build_env_puts_the_compiler_cache_in_front_of_every_compiler(tmp_path, tool):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / tool).write_text("#!/bin/sh\n")
+    (bin_dir / tool).chmod(0o755)
+    etc = tmp_path / "etc"
+    script = f". {SCRIPTS / 'build-env.sh'} >/dev/null && env"
+    if tool == "sccache":  # base recorded a backend (configure-sccache.sh)
+        etc.mkdir()
+        (etc / "sccache.env").write_text("SCCACHE_BUCKET=b\n")
+        script = f'sed "s#/etc/rocm-pytorch#{etc}#g" {SCRIPTS / "build-env.sh"} > {tmp_path}/env.sh'
+        script += f" && . {tmp_path}/env.sh >/dev/null && env"
+    env = dict(os.environ, PATH=f"{bin_dir}:/usr/bin:/bin", PYTORCH_ROCM_ARCH="gfx1100")
+    out = subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    got = dict(line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)
+    for var in ("CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
+                "CMAKE_HIP_COMPILER_LAUNCHER", "HIP_CLANG_LAUNCHER"):  # fmt: skip
+        assert got.get(var) == tool, var
