@@ -34,6 +34,7 @@ DOCKERFILE_SRCS = {
         _S + "apt-install.sh",
         _S + "repair-wheel.py",
         _S + "build-ucx.sh",
+        _S + "nixl-rocm.py",
     ],
     "docker/Dockerfile.pytorch": [
         _S + "apt-install.sh",

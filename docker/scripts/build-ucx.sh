@@ -20,14 +20,22 @@ src=$(mktemp -d)/ucx
 "$script_dir/fetch-source.sh" https://github.com/openucx/ucx.git "$ref" "$src"
 cd "$src"
 ./autogen.sh
-# Verbs and rdmacm cover InfiniBand/RoCE NICs; the NIC drivers themselves
-# come from the host.
-./configure --prefix="$prefix" \
+# contrib/configure-release-mt, as NIXL's own ROCm CI builds UCX
+# (.ci/dockerfiles/Dockerfile.rocm, stage ucx-build): a release build
+# (no logging, debug, assertions or parameter checks) with threads. Verbs,
+# rdmacm and dm cover InfiniBand/RoCE NICs; the NIC drivers themselves come
+# from the host.
+./contrib/configure-release-mt --prefix="$prefix" \
     --enable-shared --disable-static --disable-doxygen-doc \
-    --enable-optimizations --enable-mt --enable-cma \
+    --enable-optimizations --enable-cma --enable-devel-headers \
     --with-rocm="${ROCM_PATH:-/opt/rocm}" \
-    --with-verbs --with-rdmacm \
+    --with-verbs --with-rdmacm --with-dm \
     --without-cuda --without-go --without-java
 make -j"$(nproc)"
 make install-strip
 "$prefix/bin/ucx_info" -v
+# UCX's configure only warns when it does not find ROCm (config/m4/rocm.m4),
+# and a UCX without its ROCm transports cannot move GPU memory: refuse it.
+for lib in lib/ucx/libuct_rocm.so lib/ucx/libucm_rocm.so; do
+    [ -e "$prefix/$lib" ] || die "$prefix/$lib is missing: UCX was configured without ROCm (is ${ROCM_PATH:-/opt/rocm} a ROCm tree?)"
+done

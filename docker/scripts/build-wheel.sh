@@ -12,7 +12,8 @@
 # whatever torch pip would download into an isolated build environment. The
 # project's [build-system] requires, minus the packages we build ourselves,
 # and any --requirements files (relative to SRC_DIR) are installed first.
-# --isolated is for projects that do not build against torch (cupy, nixl).
+# --isolated is for projects that neither build against torch nor list it in
+# their build requirements (cupy).
 # --config-setting is passed to the PEP 517 backend (pip --config-settings).
 #
 # Project-specific knobs (GPU_ARCHS, BUILD_VERSION, ...) are set by the

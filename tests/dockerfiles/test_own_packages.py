@@ -1,0 +1,141 @@
+"""own-packages.py, nixl-rocm.py and check-shared-libs.sh on fixture input (no Docker)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+SCRIPTS = Path("docker/scripts").resolve()  # runfiles path (cwd = runfiles root)
+RUNNING = f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def run(script: str, *args: str, path: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if path:
+        env["PYTHONPATH"] = f"{path}:{env.get('PYTHONPATH', '')}"
+        # the shell scripts call `python`, as in the images (the venv's)
+        (path / "bin").mkdir(exist_ok=True)
+        python = path / "bin/python"
+        if not python.exists():
+            python.symlink_to(sys.executable)
+        env["PATH"] = f"{path / 'bin'}:{env['PATH']}"
+    if script.endswith(".py"):
+        cmd = [sys.executable, str(SCRIPTS / script)]
+    else:
+        cmd = ["bash", str(SCRIPTS / script)]
+    return subprocess.run([*cmd, *args], env=env, capture_output=True, text=True)
+
+
+def dist(site: Path, name: str, version: str, files: list[str]) -> None:
+    """A fake installed distribution: its dist-info (RECORD) and its files."""
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (info / "RECORD").write_text("".join(f"{f},,\n" for f in files))
+    for f in files:
+        (site / f).parent.mkdir(parents=True, exist_ok=True)
+        (site / f).write_text("")
+
+
+def test_constraints_pin_ours_and_forbid_their_other_builds(tmp_path):
+    dist(tmp_path, "cupy", "14.2.0", ["cupy/__init__.py"])
+    out = run("own-packages.py", path=tmp_path).stdout.splitlines()
+    assert "cupy==14.2.0" in out
+    assert {"cupy-rocm-7-0<0", "cupy-cuda12x<0", "nixl-cu12<0", "amd-cupy<0"} <= set(out)
+
+
+def test_retarget_makes_a_projects_requirements_name_our_builds(tmp_path):
+    req = tmp_path / "rocm_core.txt"
+    req.write_text(
+        "# the AMD analogue of cupy-cuda12x\ncupy-rocm-7-0\nnixl-cu12>=0.4  # transfer\nnumpy<3\n"
+    )
+    proc = run("own-packages.py", "--retarget", str(req))
+    assert proc.returncode == 0, proc.stderr
+    assert req.read_text().splitlines() == [
+        "# the AMD analogue of cupy-cuda12x",
+        "cupy",
+        "nixl-rocm",
+        "numpy<3",
+    ]
+    assert f"{req}: cupy-rocm-7-0 -> cupy" in proc.stdout
+    # nothing to do: the file stays as it is
+    assert run("own-packages.py", "--retarget", str(req)).stdout == ""
+
+
+def test_this_python_drops_an_upper_bound_that_leaves_it_out(tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(f'[project]\nname = "lmcache"\nrequires-python = ">=3.10,<{RUNNING}"\n')
+    proc = run("own-packages.py", "--this-python", str(pyproject))
+    assert proc.returncode == 0, proc.stderr
+    assert 'requires-python = ">=3.10"' in pyproject.read_text()
+    assert f"(Python {RUNNING})" in proc.stdout
+    pyproject.write_text('[project]\nrequires-python = ">=3.10"\n')
+    assert run("own-packages.py", "--this-python", str(pyproject)).stdout == ""
+
+
+def test_this_python_refuses_a_lower_bound_above_it(tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nrequires-python = ">=3.99,<4"\n')
+    proc = run("own-packages.py", "--this-python", str(pyproject))
+    assert proc.returncode == 1 and f"excludes {RUNNING}" in proc.stderr
+
+
+def test_check_wants_one_distribution_per_import_package(tmp_path):
+    dist(tmp_path, "cupy", "14.2.0", ["cupy/__init__.py"])
+    assert run("own-packages.py", "--check", path=tmp_path).returncode == 0
+    dist(tmp_path, "cupy-rocm-7-0", "14.2.0", ["cupy/__init__.py", "cupy/.data/_wheel.json"])
+    proc = run("own-packages.py", "--check", path=tmp_path)
+    assert proc.returncode == 1
+    assert "cupy is installed by cupy, cupy-rocm-7-0; want only cupy" in proc.stderr
+
+
+def test_nixl_rename_and_its_shim(tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "nixl-cu12"\nversion = "1.5.2"\n')
+    assert run("nixl-rocm.py", "rename", str(pyproject)).returncode == 0
+    assert 'name = "nixl-rocm"' in pyproject.read_text()
+    again = run("nixl-rocm.py", "rename", str(pyproject))
+    assert again.returncode == 1 and 'no `name = "nixl-cu<N>"` line' in again.stderr
+    # the ROCm build's package, and the shim wheel over it
+    site = tmp_path / "site"
+    (site / "nixl_rocm").mkdir(parents=True)
+    (site / "nixl_rocm/__init__.py").write_text("")
+    (site / "nixl_rocm/_api.py").write_text("class nixl_agent:\n    pass\n")
+    wheel = tmp_path / "nixl_rocm-1.5.2-cp314-cp314-linux_x86_64.whl"
+    wheel.write_bytes(b"")
+    proc = run("nixl-rocm.py", "shim", str(wheel), str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    shim = tmp_path / "out/nixl-1.5.2-py3-none-any.whl"
+    with zipfile.ZipFile(shim) as z:
+        z.extractall(site)
+        metadata = z.read("nixl-1.5.2.dist-info/METADATA").decode()
+    assert "Requires-Dist: nixl-rocm==1.5.2" in metadata
+    probe = "from nixl._api import nixl_agent; import nixl_rocm._api as r"
+    probe += "; assert nixl_agent is r.nixl_agent"
+    env = dict(os.environ, PYTHONPATH=str(site))
+    proc = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    bad = run(
+        "nixl-rocm.py", "shim", str(tmp_path / "nixl_cu12-1.5.2-x.whl"), str(tmp_path / "out")
+    )
+    assert bad.returncode == 1 and "is not a nixl_rocm wheel" in bad.stderr
+
+
+def test_check_shared_libs_reads_every_library_a_distribution_owns(tmp_path):
+    libz = next(
+        p
+        for p in ("/usr/lib/x86_64-linux-gnu/libz.so.1", "/lib/x86_64-linux-gnu/libz.so.1")
+        if Path(p).exists()
+    )
+    site = tmp_path / "site"
+    dist(
+        site, "nixl-rocm", "1.5.2", ["nixl_rocm/__init__.py", ".nixl_rocm.mesonpy.libs/libnixl.so"]
+    )
+    (site / ".nixl_rocm.mesonpy.libs/libnixl.so").write_bytes(Path(libz).read_bytes())
+    ok = run("check-shared-libs.sh", "nixl_rocm", path=site)
+    assert ok.returncode == 0, ok.stderr
+    missing = run("check-shared-libs.sh", "nixl", path=site)
+    assert missing.returncode == 1 and "package nixl is not installed" in missing.stderr
