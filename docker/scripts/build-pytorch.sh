@@ -46,10 +46,21 @@ cd "$src"
 # shellcheck source=build-env.sh
 . "$script_dir/build-env.sh"
 
+# PyTorch's requirements, its build requirements (requirements-build.txt:
+# scikit-build-core, cmake, ninja since PyTorch moved its build backend) and
+# [build-system] requires, with our packages and our build tools pinned: a
+# pin of PyTorch's that would move setuptools fails here, loudly.
 constraints=$(mktemp)
-trap 'rm -f "$constraints"' EXIT
-python "$script_dir/own-packages.py" >"$constraints"
-python -m pip install --constraint "$constraints" --requirement requirements.txt
+build_requires=$(mktemp)
+trap 'rm -f "$constraints" "$build_requires"' EXIT
+python "$script_dir/own-packages.py" --build-tools >"$constraints"
+requirements=(--requirement requirements.txt)
+if [ -f requirements-build.txt ]; then requirements+=(--requirement requirements-build.txt); fi
+if [ -f pyproject.toml ]; then
+    python "$script_dir/own-packages.py" --build-requires pyproject.toml >"$build_requires"
+    requirements+=(--requirement "$build_requires")
+fi
+python -m pip install --constraint "$constraints" "${requirements[@]}"
 
 python tools/amd_build/build_amd.py
 

@@ -178,3 +178,34 @@ def test_build_env_puts_the_compiler_cache_in_front_of_every_compiler(tmp_path, 
     for var in ("CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
                 "CMAKE_HIP_COMPILER_LAUNCHER", "HIP_CLANG_LAUNCHER"):  # fmt: skip
         assert got.get(var) == tool, var
+
+
+def test_pytorch_installs_its_build_requirements_with_our_pins_and_builds_for_the_arch(
+    tmp_path, run_script
+):
+    src = project(
+        tmp_path / "pytorch",
+        ["setuptools>=77,<82", "cmake>=3.27", "numpy"],
+        {
+            "tools/amd_build/build_amd.py": "print('hipified')\n",
+            "requirements.txt": "numpy\n",
+            "requirements-build.txt": "scikit-build-core>=1.0\n",
+        },
+    )
+    r = run_script(
+        "build-pytorch.sh", "--version", "2.15.0", "--rocm", "10.1.0-full", "--arch", "gfx1100",
+        str(src), str(tmp_path / "out"),
+        wheel="torch-2.15.0+rocm10.1.0-cp314-cp314-linux_x86_64.whl",
+        env={"ROCM_VERSION": "10.1.0-full"},
+    )  # fmt: skip
+    assert r.proc.returncode == 0, r.proc.stderr
+    (install,) = r.calls("install")
+    assert install.count("--requirement") == 3 and "requirements-build.txt" in install
+    files = [line for line in r.lines if line.startswith("requirements: ")]
+    assert any("scikit-build-core>=1.0" in line for line in files)
+    assert any("setuptools>=77,<82" in line for line in files)  # [build-system] requires
+    env = r.env()
+    assert env["PYTORCH_ROCM_ARCH"] == "gfx1100" and env["USE_ROCM"] == "1"
+    assert env["PYTORCH_BUILD_VERSION"] == "2.15.0+rocm10.1.0" and "ROCM_VERSION" not in env
+    assert "--no-build-isolation" in r.calls("wheel")[0].split()
+    assert "hipified" in r.proc.stdout
