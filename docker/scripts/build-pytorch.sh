@@ -32,6 +32,8 @@ done
 src=$1
 out=$2
 script_dir=$(cd "$(dirname "$0")" && pwd)
+# PyTorch's own CI pin (.ci/docker/common/install_mkl.sh, MKL_VERSION)
+MKL_VERSION=${MKL_VERSION:-2025.3.0}
 
 # shellcheck source=rocm-release.sh
 . "$script_dir/rocm-release.sh"
@@ -61,6 +63,17 @@ if [ -f pyproject.toml ]; then
     requirements+=(--requirement "$build_requires")
 fi
 python -m pip install --constraint "$constraints" "${requirements[@]}"
+
+# CPU BLAS and LAPACK: Intel's MKL, static, as PyTorch's own x86 wheels (ROCm
+# ones included) link it (.ci/docker/common/install_mkl.sh: mkl-static and
+# mkl-include from PyPI). Without it PyTorch quietly falls back to Eigen and
+# builds without LAPACK ("MKL could not be found. Defaulting to Eigen"), and
+# torch.linalg fails on the CPU. BLAS=MKL makes a missing MKL an error. The
+# static libraries stay in this build stage; only the wheel ships.
+python -m pip install --constraint "$constraints" "mkl-static==$MKL_VERSION" "mkl-include==$MKL_VERSION"
+venv=${VIRTUAL_ENV:-/opt/venv}
+export BLAS=MKL MKLROOT=$venv
+export CMAKE_INCLUDE_PATH=$venv/include CMAKE_LIBRARY_PATH=$venv/lib
 
 python tools/amd_build/build_amd.py
 

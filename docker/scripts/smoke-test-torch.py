@@ -76,7 +76,15 @@ def cpu_checks() -> None:
         out = torch.nn.functional.conv2d(image, torch.ones(1, 1, 3, 3))
         torch.testing.assert_close(out, torch.full((1, 1, 3, 3), 9.0))
 
+    def lapack() -> None:
+        # A torch built without LAPACK (no MKL found: Eigen) fails here.
+        a = torch.randn(8, 8, dtype=torch.float64)
+        spd = a @ a.T + 8 * torch.eye(8, dtype=torch.float64)
+        low = torch.linalg.cholesky(spd)
+        torch.testing.assert_close(low @ low.T, spd)
+
     check("CPU matmul", matmul)
+    check("CPU LAPACK (cholesky)", lapack)
     check("CPU autograd", autograd)
     check("CPU conv2d", conv)
 

@@ -199,13 +199,15 @@ def test_pytorch_installs_its_build_requirements_with_our_pins_and_builds_for_th
         env={"ROCM_VERSION": "10.1.0-full"},
     )  # fmt: skip
     assert r.proc.returncode == 0, r.proc.stderr
-    (install,) = r.calls("install")
+    install, mkl = r.calls("install")
     assert install.count("--requirement") == 3 and "requirements-build.txt" in install
+    assert "mkl-static==2025.3.0" in mkl.split() and "mkl-include==2025.3.0" in mkl.split()
     files = [line for line in r.lines if line.startswith("requirements: ")]
     assert any("scikit-build-core>=1.0" in line for line in files)
     assert any("setuptools>=77,<82" in line for line in files)  # [build-system] requires
     env = r.env()
     assert env["PYTORCH_ROCM_ARCH"] == "gfx1100" and env["USE_ROCM"] == "1"
     assert env["PYTORCH_BUILD_VERSION"] == "2.15.0+rocm10.1.0" and "ROCM_VERSION" not in env
+    assert env["BLAS"] == "MKL" and env["CMAKE_INCLUDE_PATH"].endswith("/include")
     assert "--no-build-isolation" in r.calls("wheel")[0].split()
     assert "hipified" in r.proc.stdout
