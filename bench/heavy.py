@@ -71,7 +71,11 @@ DOCKERFILES = {
     "overlap": ("Dockerfile.overlap", IMAGES),
 }
 DOCKERFILE_DIR = ROOT / "bench/heavy"
-BUSYBOX = ("/usr/bin/busybox", "/opt/bazel-sid/usr/bin/busybox")
+# the static busybox of the bootstrap's sid tree, seen from the host or inside it
+BUSYBOX = (
+    "/usr/bin/busybox",
+    os.environ.get("ROCM_PYTORCH_SID_PREFIX", "/opt/rocm-pytorch-sid") + "/usr/bin/busybox",
+)
 PLAIN_REPO = "bench-heavy-plain"
 IMAGE_MNEMONIC = "ImageBuild"
 # A user.bazelrc cache must not turn builds into downloads (build_graph.py does the same).
@@ -431,7 +435,7 @@ def main() -> int:
     if not registry or not os.environ.get("DOCKER_HOST"):
         print(
             "heavy: error: $REGISTRY or $DOCKER_HOST is unset;"
-            ' eval "$(bash ../shared/ci/container-services.sh start)"',
+            ' eval "$(python3 -m tools.engine env --registry)"',
             file=sys.stderr,
         )
         return 2
@@ -578,9 +582,9 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
     specs = [json.loads((image_dir / f"{k}.spec.json").read_text()) for k in IMAGES]
     descriptors = [json.loads((image_dir / f"{k}.json").read_text()) for k in IMAGES]
     ns_ours, ns_crane = (f"{registry}/{ns}" for ns in namespaces)
-    # Offline hosts run Bazel in Debian sid's /usr (bazel-sid-run): the runfiles
-    # tree links into it, so the script runs there too, as under `bazel run`.
-    sid_run = shutil.which("bazel-sid-run")
+    # tools/bootstrap.sh runs Bazel in its sid tree's /usr (rocm-pytorch-sid-run): the
+    # runfiles tree links into it, so the script runs there too, as under `bazel run`.
+    sid_run = shutil.which("rocm-pytorch-sid-run")
     t_ours, _ = timed([*([sid_run] if sid_run else []), str(launcher), "--registry", ns_ours])
     progress(f"publish ours  {t_ours:6.1f}s -> {ns_ours}")
     t = time.monotonic()

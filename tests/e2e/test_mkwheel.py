@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-BUSYBOX = os.environ.get("BUSYBOX") or shutil.which("busybox") or "/opt/bazel-sid/usr/bin/busybox"
+# the bootstrap's sid tree has busybox-static at /usr/bin/busybox (tests run inside it)
+BUSYBOX = os.environ.get("BUSYBOX") or shutil.which("busybox") or "/usr/bin/busybox"
 SCRIPT = os.environ.get("MKWHEEL", "tests/e2e/docker/mkwheel.sh")
 
 DIST = "Torch-Foo_bar"
