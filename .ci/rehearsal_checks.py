@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -50,12 +49,6 @@ UPSTREAM = "//images/rehearsal:upstream"
 BUILDS = ("UpstreamBuild", "ImageBuild")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Run:
     """This run's environment: its staging registry and mirror settings file."""
 
@@ -69,7 +62,7 @@ class Run:
         self.env = dict(
             os.environ,
             ROCM_PYTORCH_STAGING_DIR=str(root / "staging"),
-            ROCM_PYTORCH_STAGING_PORT=str(free_port()),
+            ROCM_PYTORCH_STAGING_PORT=str(daemon.free_port()),
             ROCM_PYTORCH_MIRRORS=str(self.mirrors),
         )
 

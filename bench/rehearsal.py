@@ -34,7 +34,6 @@ import os
 import re
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -49,6 +48,7 @@ from tools.engine import engine  # noqa: E402
 from tools.imagebuild.build import staging_output  # noqa: E402
 from tools.rehearsal import check  # noqa: E402
 from tools.scratch_bazel import read_exec_log  # noqa: E402
+from tools.staging import descriptor  # noqa: E402
 
 UPSTREAM = "//images/rehearsal:upstream"
 UPSTREAM_CONTEXT = "rocm/dev-ubuntu-26.04:10.1.0-full"
@@ -78,12 +78,6 @@ def progress(msg: str) -> None:
     print(f"rehearsal-bench: {msg}", file=sys.stderr, flush=True)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Bench:
     def __init__(self, root: Path, results: Path) -> None:
         self.root = root
@@ -93,7 +87,7 @@ class Bench:
         self.env.update(
             ROCM_PYTORCH_ENGINE_DIR=str(root / "engine"),
             ROCM_PYTORCH_STAGING_DIR=str(root / "staging"),
-            ROCM_PYTORCH_STAGING_PORT=str(free_port()),
+            ROCM_PYTORCH_STAGING_PORT=str(daemon.free_port()),
         )
         out = self.sh([sys.executable, "-m", "tools.engine", "env", "--private"]).stdout
         for key, value in re.findall(r"^export (\w+)=(.*)$", out, re.M):
@@ -221,9 +215,9 @@ class Bench:
         progress(
             f"{arch}: floor rocm-runtime {floor['rocm-runtime']:.1f}s, base {floor['base']:.1f}s"
         )
-        runtime_ref = check.ref(Path(ours["rocm-runtime"]["descriptor"]))
-        kept = check.rocm_bytes(runtime_ref)
-        sizes = {image: layer_bytes(Path(ours[image]["descriptor"])) for image in IMAGES}
+        loaded = {image: descriptor.load(Path(ours[image]["descriptor"])) for image in IMAGES}
+        kept = check.rocm_bytes(loaded["rocm-runtime"].staging_ref)
+        sizes = {image: sum(b.size for b in d.layers) for image, d in loaded.items()}
         rec("bytes", value={"rocm_kept": kept, "layers": sizes})
         return {"ours": ours, "plain": plain, "floor": floor, "kept": kept, "layers": sizes}
 
@@ -242,10 +236,6 @@ class Bench:
         )
         if not keep:
             shutil.rmtree(self.root, ignore_errors=True)
-
-
-def layer_bytes(descriptor: Path) -> int:
-    return sum(layer["size"] for layer in json.loads(descriptor.read_text())["layers"])
 
 
 def ratio(a: float, b: float) -> str:
@@ -309,14 +299,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         progress("the stand-in upstream (bazel, into this run's staging)")
         action, wall, desc = bench.bazel(UPSTREAM)
-        upstream = json.loads(desc.read_text())
-        layer = upstream["layers"][0]["size"]
-        rootfs = check.rocm_bytes(check.ref(desc))
+        upstream = descriptor.load(desc)
+        layer = upstream.layers[0].size
+        rootfs = check.rocm_bytes(upstream.staging_ref)
         bench.record(["upstream"], {"action": action, "wall": wall, "layer": layer, "rocm": rootfs})
         progress(
             f"stand-in: {action:.1f}s, layer {layer / GIB:.2f}, /opt/rocm {rootfs / GIB:.2f} GiB"
         )
-        measured = {arch: bench.arch(arch, check.ref(desc)) for arch in archs}
+        measured = {arch: bench.arch(arch, upstream.staging_ref) for arch in archs}
     finally:
         bench.close(args.keep)
     report(measured, archs, action, layer, rootfs)

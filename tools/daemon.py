@@ -17,7 +17,7 @@ way, and this module is that way:
   command line names the daemon's config (a recycled pid is not ours):
   ``ours``, ``running``; waiting for it to answer or die at start:
   ``wait_ready``; SIGTERM, then SIGKILL: ``terminate``;
-- loopback ports: ``port_free``, ``registry_answers``.
+- loopback ports: ``free_port``, ``port_free``, ``registry_answers``.
 
 Inside a Bazel action or test no process outlives the spawn, however it is
 detached: Bazel's process-wrapper (Bazel 7.7.1, process-wrapper-legacy.cc)
@@ -79,6 +79,18 @@ def user_path(text: str) -> Path:
     path = Path(text)
     base = os.environ.get("BUILD_WORKING_DIRECTORY")
     return Path(base) / path if base and not path.is_absolute() else path
+
+
+def log_file(path: str) -> Path | None:
+    """A build's log file ``path`` with `~` as the account's home (not $HOME: actions run
+    without it), its directory made; None for ""."""
+    if not path:
+        return None
+    if path.startswith("~/"):
+        path = home() + path[1:]
+    log = Path(path)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    return log
 
 
 def state_dir(env: str, name: str) -> Path:
@@ -291,6 +303,13 @@ def tail(path: Path, n: int) -> str:
 
 
 # -- loopback ports ----------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """A loopback port free now (the kernel's pick), for a server a test or check starts."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def port_free(port: int, wait: float = 0.0) -> bool:

@@ -23,13 +23,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from tools.daemon import free_port
+
 REGISTRY_BIN = os.environ.get("REGISTRY_BIN", "/usr/bin/docker-registry")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Registry:

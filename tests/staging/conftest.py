@@ -6,21 +6,15 @@ import hashlib
 import http.client
 import json
 import os
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tools.daemon import free_port
 from tools.staging import descriptor, embedded
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

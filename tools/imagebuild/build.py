@@ -235,17 +235,6 @@ def staging_output(image_ref: str) -> str:
     )
 
 
-def log_file(path: str) -> Path | None:
-    """``path`` with `~` as the account's home (not $HOME: actions run without it)."""
-    if not path:
-        return None
-    if path.startswith("~/"):
-        path = daemon.home() + path[1:]
-    log = Path(path)
-    log.parent.mkdir(parents=True, exist_ok=True)
-    return log
-
-
 def hints(tail: list[str], spec: dict, builder: str = "") -> list[str]:
     """What to do about the failures we recognise in BuildKit's log."""
     text = "\n".join(tail)
@@ -413,7 +402,7 @@ def run(args: argparse.Namespace) -> None:
             builder,
             secrets,
         )
-        log_path = log_file(args.log) or Path(tmp) / "buildx.log"
+        log_path = daemon.log_file(args.log) or Path(tmp) / "buildx.log"
         env = dict(builder.env, SOURCE_DATE_EPOCH="0")
         phases.done("context")
         with log_path.open("w") as log:

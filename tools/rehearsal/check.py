@@ -23,13 +23,14 @@ Prints one line per check and exits 1 when one fails.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+
+from tools.staging import descriptor as desc
 
 TOKEN = re.compile(r"gfx[0-9a-z]+(?:-[0-9]+)?(?:-generic)?")
 FAT_BINARIES = ("librocrand.so.1", "librccl.so.1", "librocsolver.so.0")
@@ -60,11 +61,6 @@ def generic_target(arch: str) -> str:
         (r"gfx120[01]", "gfx12-generic"),
     )
     return next((generic for pattern, generic in table if re.fullmatch(pattern, arch)), "")
-
-
-def ref(descriptor: Path) -> str:
-    d = json.loads(descriptor.read_text())
-    return f"{d['staging']['registry'].split('/', 1)[0]}/{d['staging']['name']}@{d['digest']}"
 
 
 def run_in(image: str, script: str, docker: str = "docker") -> str:
@@ -180,13 +176,15 @@ for f in k.o.*amdgcn*; do /opt/rocm/llvm/bin/llvm-readelf -h "$f" | grep -E 'Mac
 
 
 def run(arch: str, upstream: Path, runtime: Path, base: Path) -> list[Result]:
-    images = {"upstream": ref(upstream), "runtime": ref(runtime), "base": ref(base)}
+    loaded = {
+        "upstream": desc.load(upstream),
+        "runtime": desc.load(runtime),
+        "base": desc.load(base),
+    }
+    images = {name: d.staging_ref for name, d in loaded.items()}
     results = [check_kernels(images["runtime"], arch), fat_binaries(images["runtime"])]
     before, after = rocm_bytes(images["upstream"]), rocm_bytes(images["runtime"])
-    layers = {
-        name: sum(layer["size"] for layer in json.loads(path.read_text())["layers"]) / 2**30
-        for name, path in (("upstream", upstream), ("runtime", runtime))
-    }
+    layers = {name: sum(b.size for b in d.layers) / 2**30 for name, d in loaded.items()}
     results.append(
         Result(
             "size",
@@ -210,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         results = run(args.arch, args.upstream, args.runtime, args.base)
-    except (CheckError, OSError, KeyError, ValueError) as e:
+    except (CheckError, desc.DescriptorError, OSError) as e:
         print(f"check: error: {e}", file=sys.stderr)
         return 1
     for r in results:

@@ -143,14 +143,6 @@ def manifest(config: bytes, digest: str, size: int) -> bytes:
     return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
 
 
-def log_path(text: str, tmp: Path) -> Path:
-    if not text:
-        return tmp / "mmdebstrap.log"
-    path = Path(daemon.home() + text[1:] if text.startswith("~/") else text)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def hints(tail: str) -> str:
     if (
         "was not found" in tail
@@ -208,7 +200,7 @@ def run(args: argparse.Namespace) -> str:
             aptopts=fetch.apt_options(resolved),
             hooks=[hook],
         )
-        log = log_path(args.log, tmp)
+        log = daemon.log_file(args.log) or tmp / "mmdebstrap.log"
         blob = tmp / "layer.tar.zst"
         with log.open("w") as log_file:
             log_file.write(f"# rehearsal stand-in upstream, ROCm {release}, from {mirror}\n")
