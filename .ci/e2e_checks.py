@@ -4,12 +4,14 @@ A test cannot run the Bazel that runs it, so these run after
 `bazel test //tests/...`, against the same output base:
 
 - `--define arch=gfx950,gfx1201` builds the family; a second build executes
-  no action; Bazel holds descriptors only (under 1 MB for 30 images);
+  no action; Bazel holds descriptors only (under 1 MB for 29 images);
 - changing `--define registry=` or `--define VCS_REF=` executes no ImageBuild;
 - `bazel aquery` shows one ImageBuild action for each arch-free target
   whatever the archs, and every ImageBuild action is local and uncached;
 - an unknown `--define arch` fails analysis and lists the known archs; so
-  do a misspelled `--define` key and a bad `--define registry=`;
+  do a misspelled `--define` key and a bad `--define registry=`; asking
+  aiter-wheel (gfx942, gfx950 only) for gfx1201 fails analysis in one line,
+  and push_default.plan for gfx1201 leaves it out and says so;
 - the real family analyses for all nine archs, its push_default.plan is
   exactly tagconf's tags, and `--config=release` adds the -g<sha> tags;
 - `--define cache_registry` exports BuildKit's cache where prune-cache finds it;
@@ -83,7 +85,7 @@ def _build():
     bazel("build", FAMILY, f"--define=arch={ARCHS}")
     BEFORE.update(two_engines.digests())
     # 14 arch targets x 2 + 2 arch-free
-    assert len(BEFORE) == 30, f"{len(BEFORE)} images built"
+    assert len(BEFORE) == 29, f"{len(BEFORE)} images built"
     return f"{len(BEFORE)} images"
 
 
@@ -174,6 +176,24 @@ def _bad_defines():
     assert proc.returncode != 0, "analysis succeeded"
     assert 'bad namespace component "UP"' in proc.stderr, proc.stderr[-1000:]
     assert "Building image" not in proc.stderr
+
+
+@check("aiter-wheel (gfx942, gfx950 only) for gfx1201: refused by name, left out of a group")
+def _unbuilt_arch():
+    proc = bazel("build", "--nobuild", "//images:aiter-wheel", "--define=arch=gfx1201", check=False)
+    assert proc.returncode != 0, "analysis succeeded"
+    want = (
+        "//images:aiter-wheel is not built for gfx1201: images/catalog.toml builds aiter-wheel"
+        " for gfx942, gfx950 only (targets.aiter-wheel.archs); ask for --define arch=gfx942,gfx950"
+    )
+    assert want in proc.stderr, proc.stderr[-2000:]
+    proc = bazel("run", "//images:push_default.plan", "--define=arch=gfx1201")
+    assert "registry: note: aiter-wheel is not built for gfx1201" in proc.stderr, proc.stderr[
+        -2000:
+    ]
+    assert not [r for r in proc.stdout.split() if "/aiter-wheel:" in r], proc.stdout
+    assert [r for r in proc.stdout.split() if "/vllm:" in r], proc.stdout
+    return f"{len(proc.stdout.split())} refs, no aiter-wheel"
 
 
 ALL_ARCHS = "gfx90a,gfx942,gfx950,gfx1100,gfx1101,gfx1150,gfx1151,gfx1200,gfx1201"

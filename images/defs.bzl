@@ -4,7 +4,12 @@ Rule bodies live in images/private/; this file only re-exports them.
 """
 
 load("//images/private:arch_transition.bzl", _NOARCH = "NOARCH")
-load("//images/private:family.bzl", _image_family = "image_family", _image_label = "image_label")
+load(
+    "//images/private:family.bzl",
+    _image_family = "image_family",
+    _image_label = "image_label",
+    _image_labels = "image_labels",
+)
 load("//images/private:image.bzl", _rocm_image_rule = "rocm_image_rule")
 load("//images/private:image_info.bzl", _ImageInfo = "ImageInfo", _ImageSetInfo = "ImageSetInfo")
 load("//images/private:image_set.bzl", _image_set = "image_set")
@@ -23,6 +28,7 @@ ImageSetInfo = _ImageSetInfo
 NOARCH = _NOARCH
 image_family = _image_family
 image_label = _image_label
+image_labels = _image_labels
 image_layout = _image_layout
 image_load = _image_load
 image_plan = _image_plan

@@ -44,6 +44,18 @@ TARGETS = {
         "dockerfile": "docker/Dockerfile.rocm-runtime",
         "stage": "rocm-runtime",
         "parents": [],
+        "archs": [
+            "gfx90a",
+            "gfx942",
+            "gfx950",
+            "gfx1100",
+            "gfx1101",
+            "gfx1150",
+            "gfx1151",
+            "gfx1200",
+            "gfx1201",
+        ],
+        "optional_parents": [],
     },
     "pytorch-src": {
         "repository": "pytorch-src",
@@ -53,6 +65,8 @@ TARGETS = {
         "dockerfile": "docker/Dockerfile.pytorch",
         "stage": "pytorch-src",
         "parents": [],
+        "archs": [],
+        "optional_parents": [],
     },
     "pytorch-base": {
         "repository": "base",
@@ -64,6 +78,18 @@ TARGETS = {
         "parents": [
             "rocm-runtime",
         ],
+        "archs": [
+            "gfx90a",
+            "gfx942",
+            "gfx950",
+            "gfx1100",
+            "gfx1101",
+            "gfx1150",
+            "gfx1151",
+            "gfx1200",
+            "gfx1201",
+        ],
+        "optional_parents": [],
     },
     "pytorch": {
         "repository": "pytorch",
@@ -77,6 +103,18 @@ TARGETS = {
             "pytorch-src",
             "triton-wheel",
         ],
+        "archs": [
+            "gfx90a",
+            "gfx942",
+            "gfx950",
+            "gfx1100",
+            "gfx1101",
+            "gfx1150",
+            "gfx1151",
+            "gfx1200",
+            "gfx1201",
+        ],
+        "optional_parents": [],
     },
     "pytorch-wheel": {
         "repository": "pytorch-wheel",
@@ -90,6 +128,18 @@ TARGETS = {
             "pytorch-src",
             "triton-wheel",
         ],
+        "archs": [
+            "gfx90a",
+            "gfx942",
+            "gfx950",
+            "gfx1100",
+            "gfx1101",
+            "gfx1150",
+            "gfx1151",
+            "gfx1200",
+            "gfx1201",
+        ],
+        "optional_parents": [],
     },
     "pytorch-run": {
         "repository": "runtime",
@@ -102,6 +152,18 @@ TARGETS = {
             "rocm-runtime",
             "pytorch-wheel",
         ],
+        "archs": [
+            "gfx90a",
+            "gfx942",
+            "gfx950",
+            "gfx1100",
+            "gfx1101",
+            "gfx1150",
+            "gfx1151",
+            "gfx1200",
+            "gfx1201",
+        ],
+        "optional_parents": [],
     },
     "pytorch-test": {
         "repository": "pytorch",
@@ -115,6 +177,18 @@ TARGETS = {
             "pytorch-src",
             "triton-wheel",
         ],
+        "archs": [
+            "gfx90a",
+            "gfx942",
+            "gfx950",
+            "gfx1100",
+            "gfx1101",
+            "gfx1150",
+            "gfx1151",
+            "gfx1200",
+            "gfx1201",
+        ],
+        "optional_parents": [],
     },
     "triton-wheel": {
         "repository": "triton-wheel",
@@ -124,6 +198,8 @@ TARGETS = {
         "dockerfile": "docker/Dockerfile.triton",
         "stage": "wheel",
         "parents": [],
+        "archs": [],
+        "optional_parents": [],
     },
     "aiter-wheel": {
         "repository": "aiter-wheel",
@@ -135,6 +211,11 @@ TARGETS = {
         "parents": [
             "pytorch",
         ],
+        "archs": [
+            "gfx942",
+            "gfx950",
+        ],
+        "optional_parents": [],
     },
     "torchvision-wheel": {
         "repository": "torchvision-wheel",
@@ -146,6 +227,18 @@ TARGETS = {
         "parents": [
             "pytorch",
         ],
+        "archs": [
+            "gfx90a",
+            "gfx942",
+            "gfx950",
+            "gfx1100",
+            "gfx1101",
+            "gfx1150",
+            "gfx1151",
+            "gfx1200",
+            "gfx1201",
+        ],
+        "optional_parents": [],
     },
     "cupy-wheel": {
         "repository": "cupy-wheel",
@@ -157,6 +250,18 @@ TARGETS = {
         "parents": [
             "pytorch-base",
         ],
+        "archs": [
+            "gfx90a",
+            "gfx942",
+            "gfx950",
+            "gfx1100",
+            "gfx1101",
+            "gfx1150",
+            "gfx1151",
+            "gfx1200",
+            "gfx1201",
+        ],
+        "optional_parents": [],
     },
     "nixl-wheel": {
         "repository": "nixl-wheel",
@@ -168,6 +273,18 @@ TARGETS = {
         "parents": [
             "pytorch-base",
         ],
+        "archs": [
+            "gfx90a",
+            "gfx942",
+            "gfx950",
+            "gfx1100",
+            "gfx1101",
+            "gfx1150",
+            "gfx1151",
+            "gfx1200",
+            "gfx1201",
+        ],
+        "optional_parents": [],
     },
     "vllm": {
         "repository": "vllm",
@@ -183,6 +300,20 @@ TARGETS = {
             "aiter-wheel",
             "torchvision-wheel",
         ],
+        "archs": [
+            "gfx90a",
+            "gfx942",
+            "gfx950",
+            "gfx1100",
+            "gfx1101",
+            "gfx1150",
+            "gfx1151",
+            "gfx1200",
+            "gfx1201",
+        ],
+        "optional_parents": [
+            "aiter-wheel",
+        ],
     },
     "vllm-wheel": {
         "repository": "vllm-wheel",
@@ -194,6 +325,18 @@ TARGETS = {
         "parents": [
             "pytorch",
         ],
+        "archs": [
+            "gfx90a",
+            "gfx942",
+            "gfx950",
+            "gfx1100",
+            "gfx1101",
+            "gfx1150",
+            "gfx1151",
+            "gfx1200",
+            "gfx1201",
+        ],
+        "optional_parents": [],
     },
     "lmcache": {
         "repository": "lmcache",
@@ -208,6 +351,18 @@ TARGETS = {
             "cupy-wheel",
             "nixl-wheel",
         ],
+        "archs": [
+            "gfx90a",
+            "gfx942",
+            "gfx950",
+            "gfx1100",
+            "gfx1101",
+            "gfx1150",
+            "gfx1151",
+            "gfx1200",
+            "gfx1201",
+        ],
+        "optional_parents": [],
     },
     "lmcache-wheel": {
         "repository": "lmcache-wheel",
@@ -219,6 +374,18 @@ TARGETS = {
         "parents": [
             "pytorch",
         ],
+        "archs": [
+            "gfx90a",
+            "gfx942",
+            "gfx950",
+            "gfx1100",
+            "gfx1101",
+            "gfx1150",
+            "gfx1151",
+            "gfx1200",
+            "gfx1201",
+        ],
+        "optional_parents": [],
     },
 }
 

@@ -92,6 +92,8 @@ def image_family(
       visibility: visibility of every target.
     """
     selectable_tags = tags + (["manual"] if manual else [])
+    catalog_label = native.package_relative_label(catalog)
+    catalog_path = (catalog_label.package + "/" if catalog_label.package else "") + catalog_label.name
     native.filegroup(
         name = name,
         srcs = [":" + t for t in targets],
@@ -122,9 +124,12 @@ def image_family(
         )
 
         def parents_for(arch):
+            # An optional parent not built for this arch is left out; the
+            # build passes it as an empty context (tools/imagebuild).
             return [
                 ":" + image_label(p, arch if targets[p]["arch"] else None)
                 for p in t["parents"]
+                if not targets[p]["arch"] or arch in targets[p]["archs"]
             ]
 
         if not t["arch"]:
@@ -137,7 +142,7 @@ def image_family(
             )
             _materializers(name, tags, visibility)
             continue
-        for arch in archs:
+        for arch in t["archs"]:
             rocm_image_rule(
                 name = image_label(name, arch),
                 arch = arch,
@@ -148,14 +153,24 @@ def image_family(
                 **per_target
             )
             _materializers(image_label(name, arch), tags, visibility)
-        image_set(
-            name = name,
-            images = [":" + image_label(name, arch) for arch in archs],
-            archs = archs,
+        some_archs = dict(
+            images = [":" + image_label(name, arch) for arch in t["archs"]],
+            archs = t["archs"],
             default_arch = default_arch,
-            tags = selectable_tags,
-            visibility = visibility,
+            catalog = catalog_path,
+            target = name,
+            known_archs = archs if t["archs"] != archs else [],
         )
+        image_set(name = name, tags = selectable_tags, visibility = visibility, **some_archs)
+        if t["archs"] != archs:
+            # What a group push takes: the archs it is built for, the others left out.
+            image_set(
+                name = _in_group(name),
+                leave_out = True,
+                tags = selectable_tags,
+                visibility = visibility,
+                **some_archs
+            )
 
     for name in targets:
         _push_pair(name + ".push", [":" + name], selectable_tags, visibility)
@@ -168,7 +183,7 @@ def image_family(
         if repo == name or repo in targets or len([r for r in repositories if r == repo]) > 1:
             continue
         native.alias(name = repo, actual = ":" + name, tags = selectable_tags, visibility = visibility)
-        for arch in (archs if t["arch"] else []):
+        for arch in t["archs"]:
             native.alias(
                 name = image_label(repo, arch),
                 actual = ":" + image_label(name, arch),
@@ -176,7 +191,39 @@ def image_family(
                 visibility = visibility,
             )
     for group, members in groups.items():
-        _push_pair("push_" + group, [":" + m for m in members], selectable_tags, visibility)
+        _push_pair(
+            "push_" + group,
+            [":" + (_in_group(m) if targets[m]["arch"] and targets[m]["archs"] != archs else m) for m in members],
+            selectable_tags,
+            visibility,
+        )
+
+def _in_group(name):
+    """The image_set a group push takes for a target built for some archs only."""
+    return name + ".where_built"
+
+def image_labels(targets, names, archs):
+    """Label names of the images of `names` for `archs` that the family declares.
+
+    An arch-free target once, an arch target once per arch it is built for
+    (its `archs` in targets.bzl).
+
+    Args:
+      targets: the `TARGETS` dict of targets.bzl.
+      names: list[str], catalogue target names.
+      archs: list[str], archs in the order wanted.
+
+    Returns:
+      list[str], e.g. ['pytorch.gfx950', 'triton-wheel'].
+    """
+    out = []
+    for name in names:
+        t = targets[name]
+        if not t["arch"]:
+            out.append(image_label(name))
+            continue
+        out += [image_label(name, a) for a in archs if a in t["archs"]]
+    return out
 
 def _materializers(image, tags, visibility):
     """`<image>.load` (into the local engine) and `<image>.layout` (an OCI layout); manual."""

@@ -37,5 +37,6 @@ ImageSetInfo = provider(
     doc = "The images one `--define arch=...` selection picked from a target's arch variants.",
     fields = {
         "images": "list[ImageInfo]: the requested arch variants, in the requested order.",
+        "left_out": "list[str]: why requested archs are missing (the target is not built for them); pushes print it.",
     },
 )

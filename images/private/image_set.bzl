@@ -7,10 +7,14 @@ _DOC = """Selects the arch variants of one arch target that `--define arch=A[,B.
 
 `//images:pytorch --define arch=gfx950,gfx1201` builds `pytorch.gfx950` and
 `pytorch.gfx1201` side by side; the other variants are analysed but never
-built. An unknown arch fails analysis with the list of known ones.
+built. An unknown arch fails analysis with the list of known ones. A target
+the catalogue builds for some archs only (`archs`, e.g. aiter-wheel) fails
+analysis for another arch, naming the ones it is built for; with
+`leave_out` (the group pushes' sets) that arch is left out and the push
+says so.
 """
 
-def select_images(ctx, images, archs, default_arch):
+def select_images(ctx, images, archs, default_arch, known_archs = None, not_built = None):
     """The ImageInfos of `images` (parallel to `archs`) that --define arch requests.
 
     Args:
@@ -18,21 +22,54 @@ def select_images(ctx, images, archs, default_arch):
       images: list[Target] providing ImageInfo, one per arch.
       archs: list[str], the arch of each image.
       default_arch: str, used without --define arch.
+      known_archs: list[str] or None: every arch of the catalogue, when the
+        target is built for some (`archs`) only.
+      not_built: str or None: with known_archs, the sentence (with a `%s`
+        for the archs) that a requested arch the target is not built for
+        fails analysis with; None leaves those archs out.
 
     Returns:
-      list[ImageInfo] in the requested order.
+      struct(images = list[ImageInfo] in the requested order,
+             left_out = list[str], the archs requested but not built).
     """
     by_arch = {arch: image[ImageInfo] for arch, image in zip(archs, images)}
-    return [by_arch[arch] for arch in requested_archs(ctx, archs, default_arch)]
+    requested = requested_archs(ctx, known_archs or archs, default_arch)
+    left_out = [a for a in requested if a not in by_arch]
+    if left_out and not_built:
+        fail(not_built % ", ".join(left_out))
+    return struct(
+        images = [by_arch[a] for a in requested if a in by_arch],
+        left_out = left_out,
+    )
 
 def _image_set_impl(ctx):
     if len(ctx.attr.images) != len(ctx.attr.archs):
         fail("%s: images and archs must be parallel lists" % ctx.label)
-    chosen = select_images(ctx, ctx.attr.images, ctx.attr.archs, ctx.attr.default_arch)
+    known = ctx.attr.known_archs or None
+    not_built = None
+    if known and not ctx.attr.leave_out:
+        not_built = "%s is not built for %%s: %s builds %s for %s only (targets.%s.archs); ask for --define arch=%s" % (
+            "//%s:%s" % (ctx.label.package, ctx.label.name),
+            ctx.attr.catalog,
+            ctx.attr.target,
+            ", ".join(ctx.attr.archs),
+            ctx.attr.target,
+            ",".join(ctx.attr.archs),
+        )
+    chosen = select_images(ctx, ctx.attr.images, ctx.attr.archs, ctx.attr.default_arch, known, not_built)
+    left_out = []
+    if chosen.left_out:
+        left_out = ["%s is not built for %s: %s builds it for %s only (targets.%s.archs)" % (
+            ctx.attr.target,
+            ", ".join(chosen.left_out),
+            ctx.attr.catalog,
+            ", ".join(ctx.attr.archs),
+            ctx.attr.target,
+        )]
     return [
-        DefaultInfo(files = depset([i.descriptor for i in chosen])),
-        OutputGroupInfo(spec = depset([i.spec for i in chosen])),
-        ImageSetInfo(images = chosen),
+        DefaultInfo(files = depset([i.descriptor for i in chosen.images])),
+        OutputGroupInfo(spec = depset([i.spec for i in chosen.images])),
+        ImageSetInfo(images = chosen.images, left_out = left_out),
     ]
 
 image_set = rule(
@@ -46,6 +83,17 @@ image_set = rule(
             providers = [ImageInfo],
             mandatory = True,
         ),
+        "catalog": attr.string(
+            doc = "The catalogue's path, named in the messages about archs the target is not built for.",
+            default = "images/catalog.toml",
+        ),
+        "known_archs": attr.string_list(
+            doc = "Every arch of the catalogue, when `archs` is a subset (a target built for some archs only).",
+        ),
+        "leave_out": attr.bool(
+            doc = "Leave a requested arch the target is not built for out (group pushes) instead of failing analysis.",
+        ),
+        "target": attr.string(doc = "The catalogue target, named in those messages."),
     },
     provides = [ImageSetInfo],
 )

@@ -39,18 +39,25 @@ def _images(targets):
             images.append(t[ImageInfo])
     return images
 
+def _left_out(targets):
+    """Why `targets`' image sets leave requested archs out (tools/registry prints it)."""
+    return [note for t in targets if ImageSetInfo in t for note in t[ImageSetInfo].left_out]
+
 def _plan_file(ctx, images):
     plan = ctx.actions.declare_file(ctx.label.name + ".json")
-    ctx.actions.write(plan, json.encode_indent({"images": [
-        {
-            "arch": i.arch,
-            "descriptor": i.descriptor.short_path,
-            "parents": [p.target for p in i.parents],
-            "spec": i.spec.short_path,
-            "target": i.target,
-        }
-        for i in images
-    ]}, indent = "  ") + "\n")
+    ctx.actions.write(plan, json.encode_indent({
+        "images": [
+            {
+                "arch": i.arch,
+                "descriptor": i.descriptor.short_path,
+                "parents": [p.target for p in i.parents],
+                "spec": i.spec.short_path,
+                "target": i.target,
+            }
+            for i in images
+        ],
+        "left_out": _left_out(ctx.attr.images),
+    }, indent = "  ") + "\n")
     return plan
 
 _RUNFILES_INIT = """# --- begin runfiles.bash initialization v3 ---

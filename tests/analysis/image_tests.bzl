@@ -1,7 +1,7 @@
 """Analysis tests of the image rule, the arch transition and image_set."""
 
 load("@bazel_skylib//lib:unittest.bzl", "analysistest", "asserts", "unittest")
-load("//images:defs.bzl", "ImageInfo", "ImageSetInfo")
+load("//images:defs.bzl", "ImageInfo", "ImageSetInfo", "image_set")
 
 # buildifier: disable=bzl-visibility
 load("//images/private:arch_transition.bzl", "parse_arch_request")
@@ -10,7 +10,7 @@ load("//images/private:arch_transition.bzl", "parse_arch_request")
 load("//images/private:defines.bzl", "builder_for", "parse_builders", "registry_error", "unknown_define_error", "upstream_error")
 
 # buildifier: disable=bzl-visibility
-load("//images/private:family.bzl", "dockerfile_label", "image_label")
+load("//images/private:family.bzl", "dockerfile_label", "image_label", "image_labels")
 
 # buildifier: disable=bzl-visibility
 load("//images/private:image.bzl", "spec_arguments")
@@ -184,6 +184,60 @@ def _define_overrides_reach_tagconf_impl(ctx):
 
 define_overrides_reach_tagconf_test = unittest.make(_define_overrides_reach_tagconf_impl)
 
+# ---- a target built for some archs only ------------------------------------
+
+def _optional_parent_left_out_impl(ctx):
+    """vllm.gfx950 is built with aiter-wheel.gfx950; vllm.gfx1201 without (aiter: gfx942, gfx950)."""
+    env = unittest.begin(ctx)
+    a = sorted([p.target for p in ctx.attr.a[ImageInfo].parents])
+    b = sorted([p.target for p in ctx.attr.b[ImageInfo].parents])
+    asserts.equals(env, ["aiter-wheel", "pytorch", "pytorch-run", "torchvision-wheel", "triton-wheel"], a)
+    asserts.equals(env, ["pytorch", "pytorch-run", "torchvision-wheel", "triton-wheel"], b)
+    return unittest.end(env)
+
+optional_parent_left_out_test = unittest.make(
+    _optional_parent_left_out_impl,
+    attrs = {
+        "a": attr.label(providers = [ImageInfo]),
+        "b": attr.label(providers = [ImageInfo]),
+    },
+)
+
+_NOT_BUILT = "is not built for gfx1201: images/catalog.toml builds aiter-wheel for gfx942, gfx950 only (targets.aiter-wheel.archs); ask for --define arch=gfx942,gfx950"
+
+def _unbuilt_arch_fails_impl(ctx):
+    """Asking a target for an arch the catalogue does not build it for fails analysis in one line."""
+    env = analysistest.begin(ctx)
+    asserts.expect_failure(env, _NOT_BUILT)
+    return analysistest.end(env)
+
+unbuilt_arch_fails_test = analysistest.make(_unbuilt_arch_fails_impl, expect_failure = True)
+
+def _unbuilt_arch_left_out_impl(ctx):
+    """A group's set leaves that arch out and says why (the push prints it)."""
+    env = analysistest.begin(ctx)
+    info = analysistest.target_under_test(env)[ImageSetInfo]
+    asserts.equals(env, [], info.images)
+    asserts.equals(env, [
+        "aiter-wheel is not built for gfx1201: images/catalog.toml builds it for gfx942, gfx950 only (targets.aiter-wheel.archs)",
+    ], info.left_out)
+    return analysistest.end(env)
+
+unbuilt_arch_left_out_test = analysistest.make(_unbuilt_arch_left_out_impl)
+
+def _some_archs_set(name, leave_out):
+    """aiter-wheel's set as the family makes it, asked for gfx1201 (no --define in tests)."""
+    image_set(
+        name = name,
+        images = ["//tests/e2e:aiter-wheel.gfx942", "//tests/e2e:aiter-wheel.gfx950"],
+        archs = ["gfx942", "gfx950"],
+        default_arch = "gfx1201",
+        known_archs = ["gfx90a", "gfx942", "gfx950", "gfx1201"],
+        target = "aiter-wheel",
+        leave_out = leave_out,
+        tags = ["manual"],
+    )
+
 # ---- label helpers ---------------------------------------------------------
 
 def _label_helpers_impl(ctx):
@@ -194,12 +248,23 @@ def _label_helpers_impl(ctx):
         (image_label("triton-wheel", None), "triton-wheel"),
         (dockerfile_label("docker/Dockerfile.base"), "//docker:Dockerfile.base"),
         (dockerfile_label("docker/Dockerfile.base", "tests/e2e/docker"), "//tests/e2e/docker:Dockerfile.base"),
+        (
+            image_labels(_TARGETS, ["aiter-wheel", "triton-wheel", "vllm"], ["gfx950", "gfx1201"]),
+            ["aiter-wheel.gfx950", "triton-wheel", "vllm.gfx950", "vllm.gfx1201"],
+        ),
     ]
     for got, want in rows:
         asserts.equals(env, want, got)
     return unittest.end(env)
 
 label_helpers_test = unittest.make(_label_helpers_impl)
+
+# The shape of targets.bzl's TARGETS, reduced to what image_labels reads.
+_TARGETS = {
+    "aiter-wheel": {"arch": True, "archs": ["gfx942", "gfx950"]},
+    "triton-wheel": {"arch": False, "archs": []},
+    "vllm": {"arch": True, "archs": ["gfx942", "gfx950", "gfx1201"]},
+}
 
 def image_test_suite(name):
     """Declares the image rule's analysis tests.
@@ -225,6 +290,21 @@ def image_test_suite(name):
         name = "image_set_default_arch_test",
         target_under_test = e2e + "pytorch",
     )
+    optional_parent_left_out_test(
+        name = "optional_parent_left_out_test",
+        a = e2e + "vllm.gfx950",
+        b = e2e + "vllm.gfx1201",
+    )
+    _some_archs_set("aiter_wheel_asked_for_gfx1201", leave_out = False)
+    unbuilt_arch_fails_test(
+        name = "unbuilt_arch_fails_test",
+        target_under_test = ":aiter_wheel_asked_for_gfx1201",
+    )
+    _some_archs_set("aiter_wheel_in_a_group_for_gfx1201", leave_out = True)
+    unbuilt_arch_left_out_test(
+        name = "unbuilt_arch_left_out_test",
+        target_under_test = ":aiter_wheel_in_a_group_for_gfx1201",
+    )
     arch_request_parsing_test(name = "arch_request_parsing_test")
     define_overrides_reach_tagconf_test(name = "define_overrides_reach_tagconf_test")
     label_helpers_test(name = "label_helpers_test")
@@ -241,6 +321,9 @@ def image_test_suite(name):
             ":arch_free_target_has_no_arch_test",
             ":arch_free_parent_is_shared_test",
             ":image_set_default_arch_test",
+            ":optional_parent_left_out_test",
+            ":unbuilt_arch_fails_test",
+            ":unbuilt_arch_left_out_test",
             ":arch_request_parsing_test",
             ":define_overrides_reach_tagconf_test",
             ":label_helpers_test",

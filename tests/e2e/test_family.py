@@ -38,7 +38,8 @@ def images():
     """(target, arch or None) of every image the test builds."""
     for t in CATALOG.targets:
         for arch in ARCHS if t.arch else [None]:
-            yield t, arch
+            if CATALOG.builds(t, arch):
+                yield t, arch
 
 
 IMAGES = list(images())
@@ -154,12 +155,30 @@ def test_arch_free_targets_are_built_once_and_shared(shared):
 
 @pytest.mark.parametrize("target", [t.name for t in CATALOG.targets if t.stage == "wheel"])
 def test_wheel_images_hold_only_wheels(target):
-    for arch in ARCHS:
+    for arch in [a for a in ARCHS if CATALOG.builds(CATALOG.target(target), a)]:
         files = layout(target, arch).files
         # should hold exactly one wheel and nothing else
         assert len(files) == 1, sorted(files)
         (path,) = files
         assert path.startswith("/wheels/") and path.endswith("-py3-none-any.whl")
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_vllm_gets_aiter_where_it_is_built_and_says_why_not_elsewhere(arch):
+    aiter = CATALOG.target("aiter-wheel")
+    files = layout("vllm", arch).files
+    record = files["/fixture/vllm-aiter.txt"].decode()
+    wheels = [f for f in files if f.startswith("/opt/wheels/aiter-")]
+    if CATALOG.builds(aiter, arch):
+        # should install the aiter wheel built for this arch
+        assert record == "installed\n"
+        assert len(wheels) == 1
+        assert "aiter-wheel" in layout("vllm", arch).metadata["parents"]
+    else:
+        # should build without it, from an empty context that says why
+        assert record == CATALOG.not_built(aiter, arch) + "\n"
+        assert wheels == []
+        assert "aiter-wheel" not in layout("vllm", arch).metadata["parents"]
 
 
 def test_pytorch_test_ran_its_smoke_test():

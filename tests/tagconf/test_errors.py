@@ -162,6 +162,22 @@ CLI_CASES = [
         2,
         ["VCS_REF=xyz1234: bad VCS_REF 'xyz1234'"],
     ),
+    (
+        "a target asked for an arch it is not built for",
+        ["tags", "--target", "aiter-wheel", "--arch", "gfx950,gfx1100"],
+        2,
+        [
+            "--target aiter-wheel: aiter-wheel is not built for gfx1100: catalog.toml builds it"
+            " for gfx942, gfx950 only (targets.aiter-wheel.archs)",
+            "ask for one of gfx942, gfx950",
+        ],
+    ),
+    (
+        "the spec of a target for an arch it is not built for",
+        ["spec", "--target", "aiter-wheel", "--arch", "gfx1201"],
+        2,
+        ["--arch gfx1201: aiter-wheel is not built for gfx1201", "ask for one of gfx942, gfx950"],
+    ),
     ("unknown --kind", ["tags", "--kind", "moving"], 2, ["invalid choice: 'moving'"]),
     ("unknown command", ["push"], 2, ["invalid choice: 'push'"]),
     ("no command", [], 2, ["required: COMMAND"]),
@@ -336,6 +352,55 @@ CATALOG_CASES = [
         ["cupy-wheel: tag 'v14 2-10.1.0-full-gfx90a' is not a valid OCI tag"],
     ),
     ("no targets", "[[targets]]", "[[targetz]]", ["targetz: unknown key"]),
+    (
+        "unknown arch in a target's archs",
+        'archs = ["gfx942", "gfx950"]',
+        'archs = ["gfx942", "gfx905"]',
+        ["targets.aiter-wheel.archs: unknown arch 'gfx905'", "did you mean 'gfx950'"],
+    ),
+    (
+        "empty archs",
+        'archs = ["gfx942", "gfx950"]',
+        "archs = []",
+        ["targets.aiter-wheel.archs: must be a non-empty list", "or drop it (every arch)"],
+    ),
+    (
+        "an arch listed twice",
+        'archs = ["gfx942", "gfx950"]',
+        'archs = ["gfx942", "gfx942"]',
+        ["targets.aiter-wheel.archs: lists an arch twice"],
+    ),
+    (
+        "archs on an arch-free target",
+        'dockerfile = "docker/Dockerfile.triton"',
+        'dockerfile = "docker/Dockerfile.triton"\narchs = ["gfx950"]',
+        ["targets.triton-wheel.archs: an arch-free target has no archs", "drop archs"],
+    ),
+    (
+        "an optional parent that is no parent",
+        'optional_parents = ["aiter-wheel"]',
+        'optional_parents = ["cupy-wheel"]',
+        ["targets.vllm.optional_parents: 'cupy-wheel' is not one of its parents"],
+    ),
+    (
+        "a parent built for fewer archs, not optional",
+        'optional_parents = ["aiter-wheel"]',
+        "",
+        [
+            "targets.vllm.parents: parent 'aiter-wheel' is not built for gfx90a, gfx1100,",
+            "add it to optional_parents (built without it there) or give vllm archs ="
+            ' ["gfx942", "gfx950"]',
+        ],
+    ),
+    (
+        "an optional parent built for every arch",
+        'optional_parents = ["aiter-wheel"]',
+        'optional_parents = ["aiter-wheel", "pytorch"]',
+        [
+            "targets.vllm.optional_parents: 'pytorch' is built for every arch vllm is",
+            "drop it from optional_parents",
+        ],
+    ),
 ]
 
 

@@ -67,11 +67,33 @@ def test_immutable_tag_present_iff_vcs_ref(catalog):
 
 
 def test_every_tag_over_all_targets_and_archs_is_distinct(run):
-    """384 = 14 arch targets x 9 archs x 3 + 2 arch-free targets x 3."""
+    """363 = (13 arch targets x 9 archs + aiter-wheel x 2 archs + 2 arch-free targets) x 3."""
     result = run("tags", "--arch", "all", "--vcs-ref", "0123456789abcdef0123456789abcdef01234567")
     refs = result.out.splitlines()
-    assert len(refs) == 384
-    assert len(set(refs)) == 384
+    assert len(refs) == 363
+    assert len(set(refs)) == 363
+    # should say, once, which target it leaves out for which archs
+    assert result.err == (
+        "tagconf: note: aiter-wheel is not built for gfx90a, gfx1100, gfx1101, gfx1150,"
+        " gfx1151, gfx1200, gfx1201: catalog.toml builds it for gfx942, gfx950 only"
+        " (targets.aiter-wheel.archs); left out\n"
+    )
+
+
+def test_aiter_wheel_is_built_for_cdna_only_and_vllm_without_it_elsewhere(catalog, run):
+    aiter, vllm = catalog.target("aiter-wheel"), catalog.target("vllm")
+    assert catalog.target_archs(aiter) == ("gfx942", "gfx950")
+    assert catalog.target_archs(vllm) == catalog.archs
+    # the default group for an RDNA arch leaves aiter-wheel out and says so
+    rdna = run("tags", "--group", "default", "--arch", "gfx1201", "--kind", "versioned")
+    assert rdna.code == 0
+    assert not [r for r in rdna.out.splitlines() if r.startswith("aiter-wheel:")]
+    assert "vllm:v0.33.0-10.1.0-full-gfx1201" in rdna.out.splitlines()
+    assert "aiter-wheel is not built for gfx1201" in rdna.err
+    # for gfx950 (the seed's arch) nothing is left out
+    cdna = run("tags", "--group", "default", "--arch", "gfx950", "--kind", "versioned")
+    assert "aiter-wheel:2.15.0-10.1.0-full-gfx950" in cdna.out.splitlines()
+    assert cdna.err == ""
 
 
 def test_every_tag_matches_the_oci_grammar(catalog):

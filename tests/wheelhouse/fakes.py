@@ -241,10 +241,11 @@ def make_descriptor(
 def make_family(
     directory: Path, staging: FakeStaging, arch: str = "gfx950", rocm: str = "10.1.0-full"
 ) -> list[Path]:
-    """One staged image and its descriptor per wheel target for ``arch``."""
+    """One staged image and its descriptor per wheel target built for ``arch``."""
     return [
         make_descriptor(directory, staging, t, arch if CATALOG.target(t).arch else None, rocm=rocm)
         for t in WHEELS
+        if CATALOG.builds(CATALOG.target(t), arch)
     ]
 
 

@@ -49,6 +49,8 @@ def bazel_out(root, staging, archs=("gfx950", "gfx1201")):
     written = []
     for n, arch in enumerate(archs):
         for t in WHEELS:
+            if not CATALOG.builds(CATALOG.target(t), arch):
+                continue  # aiter-wheel: CDNA only
             arch_free = not CATALOG.target(t).arch
             config = "k8-fastbuild-ST-0000noarch" if arch_free else f"k8-fastbuild-ST-{n:04d}{arch}"
             d = real / config / "bin" / "images"
@@ -94,7 +96,7 @@ def test_finds_every_descriptor_under_bazel_out_and_nothing_else(tmp_path, stagi
     assert sorted(f.path for f in found) == sorted(
         top / p.relative_to(top.readlink()) for p in written
     )
-    assert len(found) == 15  # 7 archs x 2 + triton-wheel once
+    assert len(found) == 14  # 7 arch wheels for gfx950, 6 for gfx1201 (no aiter), triton once
     assert {(f.target, f.arch) for f in found} >= {
         ("vllm-wheel", "gfx1201"),
         ("triton-wheel", None),
@@ -125,16 +127,17 @@ def test_collects_one_arch_from_bazel_out_and_skips_the_others(tmp_path, run, st
     rc, stdout, err = run("--arch", "gfx1201", "--out", out, "--from-staging", top)
     assert rc == 0, err
     assert stdout.startswith(
-        f"wheelhouse: 8 wheels for gfx1201, ROCm 10.1.0-full, from 8 images, in {out}\n"
+        f"wheelhouse: 7 wheels for gfx1201, ROCm 10.1.0-full, from 7 images, in {out}\n"
     )
     assert f"pip install --index-url {(out / 'simple').as_uri()} torch vllm" in stdout
     names = wheels_in(out)
-    assert len(names) == 8
+    # should need no aiter wheel: the catalogue builds aiter for gfx942 and gfx950 only
+    assert len(names) == 7 and not any(n.startswith("aiter") for n in names)
     assert all("gfx1201" in n for n in names if not n.startswith("triton"))
     assert "skipped 7 staged images of other archs or targets" in err
     manifest = json.loads((out / "wheelhouse.json").read_text())
     assert (manifest["arch"], manifest["rocm_version"]) == ("gfx1201", "10.1.0-full")
-    assert [i["target"] for i in manifest["images"]] == list(WHEELS)
+    assert [i["target"] for i in manifest["images"]] == [t for t in WHEELS if t != "aiter-wheel"]
     vllm = next(i for i in manifest["images"] if i["target"] == "vllm-wheel")
     assert vllm["origin"] == str(
         top / "k8-fastbuild-ST-0001gfx1201/bin/images/vllm-wheel.gfx1201.json"
@@ -145,7 +148,7 @@ def test_collects_one_arch_from_bazel_out_and_skips_the_others(tmp_path, run, st
         assert f'href="{project}/"' in index
         assert (out / "simple" / project / "index.html").is_file()
     # only the collected images' layers were read from staging, each once
-    assert len(staging.gets("blobs")) == 8
+    assert len(staging.gets("blobs")) == 7
 
 
 def test_refuses_a_descriptor_of_another_arch_and_reads_no_layer(tmp_path, run, staging):

@@ -64,7 +64,7 @@ def test_gfx1201_from_the_same_directory_lacks_most_targets(tmp_path, run):
     rc, _, err = run("--arch", "gfx1201", "--out", tmp_path / "wh", "--from-staging", E2E)
     assert rc == 2
     assert err.startswith(
-        "wheelhouse: error: no gfx1201 image of pytorch-wheel, aiter-wheel, torchvision-wheel,"
+        "wheelhouse: error: no gfx1201 image of pytorch-wheel, torchvision-wheel,"
         " cupy-wheel, nixl-wheel, lmcache-wheel; build them (e.g. bazel build"
         " //images:pytorch-wheel.gfx1201)"
     )

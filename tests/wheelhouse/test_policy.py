@@ -183,6 +183,13 @@ def test_check_names_missing_targets_and_an_example_to_build():
     )
 
 
+def test_check_for_an_arch_without_aiter_needs_no_aiter_wheel():
+    images = [i for i in family("gfx1100") if i.target != "aiter-wheel"]
+    got, _ = run_check(images, arch="gfx1100")
+    # should collect the seven other wheels: the catalogue builds aiter for CDNA only
+    assert [i.target for i in got] == [t for t in WHEELS if t != "aiter-wheel"]
+
+
 def test_check_with_fewer_targets_needs_only_those():
     images, _ = run_check([image("pytorch-wheel")], wanted=("pytorch-wheel",))
     assert [i.target for i in images] == ["pytorch-wheel"]

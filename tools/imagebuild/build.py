@@ -187,6 +187,21 @@ def lost(d: desc.Descriptor) -> str:
     )
 
 
+def absent_contexts(spec: dict, root: Path) -> dict[str, Path]:
+    """An empty context for each optional parent not built for this arch (``absent_parents``).
+
+    Each holds only ``/NOT-BUILT``, the catalogue's sentence why, so the
+    Dockerfile can tell "not built here" from a broken parent.
+    """
+    out = {}
+    for name, reason in sorted(spec.get("absent_parents", {}).items()):
+        path = root / name
+        path.mkdir(parents=True)
+        (path / "NOT-BUILT").write_text(reason + "\n", encoding="utf-8")
+        out[name] = path
+    return out
+
+
 def buildx_command(
     args: argparse.Namespace,
     spec: dict,
@@ -197,6 +212,7 @@ def buildx_command(
     metadata_file: Path,
     builder: builders.Builder,
     secrets: dict[str, Path] | None = None,
+    absent: dict[str, Path] | None = None,
 ) -> list[str]:
     cmd = [args.docker, *builder.docker_args(), "buildx", "build"]
     cmd += [*builder.build_args(), "--progress=plain"]
@@ -211,6 +227,8 @@ def buildx_command(
     cmd += ["--provenance=false", "--sbom=false"]
     for name, d in parents.items():
         cmd += ["--build-context", f"{name}=docker-image://{d.staging_ref}"]
+    for name, path in (absent or {}).items():
+        cmd += ["--build-context", f"{name}={path}"]
     if upstream:
         cmd += ["--build-context", f"{spec['upstream']}=docker-image://{upstream.staging_ref}"]
     if spec.get("cache_ref"):
@@ -401,6 +419,7 @@ def run(args: argparse.Namespace) -> None:
             metadata_file,
             builder,
             secrets,
+            absent_contexts(spec, Path(tmp) / "absent"),
         )
         log_path = daemon.log_file(args.log) or Path(tmp) / "buildx.log"
         env = dict(builder.env, SOURCE_DATE_EPOCH="0")

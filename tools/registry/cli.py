@@ -21,7 +21,7 @@ from tools.daemon import user_path
 from tools.registry import verify
 from tools.registry.client import LIMITS, MiB, RegistryClient, split_registry
 from tools.registry.errors import NotFound, RegistryError, redact
-from tools.registry.plan import PlannedImage, load_plans, planned_image
+from tools.registry.plan import PlannedImage, left_out, load_plans, planned_image
 from tools.registry.push import Interrupted, Pusher, PushOptions, PushResult, human
 from tools.registry.staged import Clients
 
@@ -200,12 +200,19 @@ def _client(args, host: str) -> RegistryClient:
     return _clients(args)(host)
 
 
+def _load_plans(args) -> list[PlannedImage]:
+    """The images of --plan; says on stderr which the plans leave out, and why."""
+    for note in left_out(args.plan):
+        print(f"registry: note: {note}; left out", file=sys.stderr)
+    return load_plans(args.plan, args.registry)
+
+
 def _images(args, need_spec: bool) -> list[PlannedImage | None]:
     """The images of --plan, or the one of --descriptor [--spec] (None without a spec)."""
     if bool(args.plan) == bool(args.descriptor):
         raise RegistryError(f"{args.command}: give --plan, or --descriptor (and --spec); not both")
     if args.plan:
-        return load_plans(args.plan, args.registry)
+        return _load_plans(args)
     if args.spec:
         return [planned_image(args.spec, args.descriptor, registry=args.registry)]
     if need_spec:
@@ -261,7 +268,7 @@ def cmd_load(args) -> int:
 
 
 def cmd_plan(args) -> int:
-    images = load_plans(args.plan, args.registry)
+    images = _load_plans(args)
     if args.json:
         doc = [
             {
@@ -313,7 +320,7 @@ def cmd_push(args) -> int:
         settled[ref] = action
         print(f"{'up to date' if action == 'up to date' else 'pushed'} {ref}", file=out, flush=True)
 
-    images = load_plans(args.plan, args.registry)
+    images = _load_plans(args)
     options = PushOptions(
         args.insecure, args.ca_file, args.retries, args.backoff, args.dry_run, args.jobs
     )

@@ -9,7 +9,9 @@ image itself is in the staging registry), and its parents' targets::
                  "descriptor": "images/pytorch.gfx950.json"}]}
 
 Tags and refs come from the spec: nothing here derives a tag. `descriptor`
-may be absent for plan-only use (`registry plan`).
+may be absent for plan-only use (`registry plan`). A group's plan may also
+hold ``"left_out"``: one sentence per target it leaves out for an arch the
+catalogue does not build it for.
 """
 
 from __future__ import annotations
@@ -85,6 +87,18 @@ def load_plans(paths: list[Path], registry: str | None = None) -> list[PlannedIm
     """
     images = [image for path in paths for image in _read_plan(path, registry)]
     return order_parents_first(dedupe(images))
+
+
+def left_out(paths: list[Path]) -> list[str]:
+    """Why the plans leave images out (a target not built for an asked-for arch), once each."""
+    notes: list[str] = []
+    for path in paths:
+        try:
+            found = json.loads(path.read_text()).get("left_out", [])
+        except (OSError, ValueError, AttributeError) as e:
+            raise RegistryError(f"{path}: not a push plan ({e}); rebuild the push target") from None
+        notes += [n for n in found if n not in notes]
+    return notes
 
 
 def _read_plan(path: Path, registry: str | None) -> list[PlannedImage]:

@@ -27,7 +27,11 @@ _TARGET_FIELDS = {
     "stage": str,
     "parents": list,
 }
-_TARGET_OPTIONAL = {"floating_suffix": str}
+_TARGET_OPTIONAL = {"floating_suffix": str, "archs": list, "optional_parents": list}
+
+
+def _toml_list(items: tuple[str, ...]) -> str:
+    return "[" + ", ".join(f'"{i}"' for i in items) + "]"
 
 
 def load(path: str | os.PathLike[str]) -> Catalog:
@@ -104,7 +108,7 @@ class _Validator:
                     "the upstream image is UPSTREAM_IMAGE:ROCM_VERSION",
                 )
         archs, default_arch = self.archs(self.table(data, "archs"))
-        targets = self.targets(data.get("targets"), defaults)
+        targets = self.targets(data.get("targets"), defaults, archs)
         groups = self.groups(self.table(data, "groups"), [t.name for t in targets])
         return Catalog(
             path=self.where,
@@ -152,7 +156,9 @@ class _Validator:
             raise self.fail("archs.default", f"unknown {default!r}", nearest(default, known))
         return tuple(known), default
 
-    def targets(self, rows: Any, defaults: Mapping[str, str]) -> tuple[Target, ...]:
+    def targets(
+        self, rows: Any, defaults: Mapping[str, str], known_archs: tuple[str, ...]
+    ) -> tuple[Target, ...]:
         if not isinstance(rows, list) or not rows:
             raise self.fail("targets", "missing", "add [[targets]] tables")
         variables = (set(defaults) - {VCS_REF_KEY}) | {ARCH_VAR}
@@ -188,6 +194,17 @@ class _Validator:
                 raise self.fail(f"{label}.parents", "must list target names", "quote them")
             if len(set(parents)) != len(parents):
                 raise self.fail(f"{label}.parents", "lists a parent twice", "list it once")
+            optional = row.get("optional_parents", [])
+            if not isinstance(optional, list) or not all(isinstance(p, str) for p in optional):
+                raise self.fail(f"{label}.optional_parents", "must list parents", "quote them")
+            for p in optional:
+                if p not in parents:
+                    raise self.fail(
+                        f"{label}.optional_parents",
+                        f"'{p}' is not one of its parents",
+                        f"list parents only ({', '.join(parents) or 'none'})",
+                    )
+            archs = self.target_arch_list(label, row, known_archs)
             targets.append(
                 Target(
                     name=name,
@@ -198,6 +215,8 @@ class _Validator:
                     stage=row["stage"],
                     parents=tuple(parents),
                     floating_suffix=suffix,
+                    archs=archs,
+                    optional_parents=tuple(optional),
                 )
             )
         by_name = {t.name: t for t in targets}
@@ -215,8 +234,45 @@ class _Validator:
                         f"arch-free target has arch parent '{p}'",
                         "make the target arch = true or drop the parent",
                     )
+                parent_archs = by_name[p].archs or known_archs
+                if p in t.optional_parents and all(
+                    a in parent_archs for a in (t.archs or known_archs)
+                ):
+                    raise self.fail(
+                        f"targets.{t.name}.optional_parents",
+                        f"'{p}' is built for every arch {t.name} is",
+                        "drop it from optional_parents",
+                    )
+                missing = [a for a in (t.archs or known_archs) if a not in parent_archs]
+                if by_name[p].arch and missing and p not in t.optional_parents:
+                    raise self.fail(
+                        f"targets.{t.name}.parents",
+                        f"parent '{p}' is not built for {', '.join(missing)}",
+                        f"add it to optional_parents (built without it there)"
+                        f" or give {t.name} archs = {_toml_list(parent_archs)}",
+                    )
         self.acyclic(by_name)
         return tuple(targets)
+
+    def target_arch_list(
+        self, label: str, row: Mapping[str, Any], known: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """A target's ``archs``, in catalogue order; () when it has none (every arch)."""
+        if "archs" not in row:
+            return ()
+        archs = row["archs"]
+        if not row["arch"]:
+            raise self.fail(f"{label}.archs", "an arch-free target has no archs", "drop archs")
+        if not isinstance(archs, list) or not archs:
+            raise self.fail(f"{label}.archs", "must be a non-empty list", "or drop it (every arch)")
+        for arch in archs:
+            if arch not in known:
+                raise self.fail(
+                    f"{label}.archs", f"unknown arch {arch!r}", nearest(str(arch), known)
+                )
+        if len(set(archs)) != len(archs):
+            raise self.fail(f"{label}.archs", "lists an arch twice", "list it once")
+        return tuple(a for a in known if a in archs)
 
     def template(self, label: str, tag: str, variables: set[str], arch: bool) -> None:
         template = Template(tag)

@@ -24,6 +24,7 @@ from tools.tagconf.spec import build_spec, image_spec
 from tools.tagconf.tags import (
     KINDS,
     check_collisions,
+    left_out,
     parse_assignment,
     render_many,
     resolve_values,
@@ -139,7 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
         "targets",
         help="list the targets: repository, arch or noarch, tag template, parents",
         description="Print one line per catalogue target: name, repository, arch|noarch,"
-        " versioned tag template and parents, in catalogue (publishing) order.",
+        " versioned tag template and parents (`?`: optional, left out on the archs it is"
+        " not built for), in catalogue (publishing) order; `only:` names the archs of a"
+        " target built for some archs only.",
     )
     targets.add_argument("--json", action="store_true", help="print JSON instead")
     sub.add_parser(
@@ -228,7 +231,14 @@ def _cmd_tags(args: argparse.Namespace, out) -> int:
     if not names:
         names = list(catalog.target_names)
     values = _values(catalog, args, args.vcs_ref)
-    images = render_many(catalog, names, _archs(catalog, args.arch), values)
+    archs = _archs(catalog, args.arch)
+    if args.arch != "all":  # a target asked for by name on an arch it is not built for
+        for name in args.target:
+            for arch in archs:
+                catalog.check_built(catalog.target(name), arch, f"--target {name}")
+    images = render_many(catalog, names, archs, values)
+    for reason in left_out(catalog, names, archs):
+        sys.stderr.write(f"tagconf: note: {reason}; left out\n")
     check_collisions(images)
     registry = catalog.registry if args.registry == "" else (args.registry or "")
     if args.registry:
@@ -337,6 +347,8 @@ def _cmd_targets(args: argparse.Namespace, out) -> int:
             "arch": t.arch,
             "tag": t.tag,
             "parents": list(t.parents),
+            "archs": list(catalog.target_archs(t)),
+            "optional_parents": list(t.optional_parents),
         }
         for t in catalog.targets
     ]
@@ -347,11 +359,16 @@ def _cmd_targets(args: argparse.Namespace, out) -> int:
     width = max(len(t.name) for t in catalog.targets)
     rwidth = max(len(t.repository) for t in catalog.targets)
     for r in rows:
-        parents = ", ".join(r["parents"]) or "-"
+        parents = (
+            ", ".join(p + ("?" if p in r["optional_parents"] else "") for p in r["parents"]) or "-"
+        )
         kind = "arch" if r["arch"] else "noarch"
+        only = f"  only: {', '.join(r['archs'])}" if r["archs"] != list(catalog.archs) else ""
+        if not r["arch"]:
+            only = ""
         out.write(
             f"{r['name']:{width}}  {r['repository']:{rwidth}}  {kind:6}"
-            f"  {r['tag']}  parents: {parents}\n"
+            f"  {r['tag']}  parents: {parents}{only}\n"
         )
     return 0
 

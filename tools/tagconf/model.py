@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -26,6 +26,12 @@ class Target:
     stage: str
     parents: tuple[str, ...]
     floating_suffix: str = ""
+    # The archs an arch target is built for, in catalogue order; empty: every
+    # known arch. aiter's kernels build for gfx942 and gfx950 only.
+    archs: tuple[str, ...] = ()
+    # Parents a child builds without on the archs they are not built for
+    # (the child's Dockerfile then gets an empty context holding /NOT-BUILT).
+    optional_parents: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,34 @@ class Catalog:
             raise UsageError(f"--group {name}", "unknown group", nearest(name, self.groups))
         members = set(self.groups[name])
         return tuple(n for n in self.target_names if n in members)
+
+    def target_archs(self, target: Target) -> tuple[str, ...]:
+        """The archs ``target`` is built for (empty for an arch-free target)."""
+        if not target.arch:
+            return ()
+        return target.archs or self.archs
+
+    def builds(self, target: Target, arch: str | None) -> bool:
+        """Whether ``target`` is built for ``arch`` (always, for an arch-free target)."""
+        return not target.arch or arch in self.target_archs(target)
+
+    def not_built(self, target: Target, arch: str | Sequence[str]) -> str:
+        """Why ``target`` has no image for ``arch`` (or these archs), in one sentence."""
+        archs = arch if isinstance(arch, str) else ", ".join(arch)
+        return (
+            f"{target.name} is not built for {archs}: {self.path} builds it for"
+            f" {', '.join(self.target_archs(target))} only (targets.{target.name}.archs)"
+        )
+
+    def check_built(self, target: Target, arch: str, where: str) -> str:
+        """Return ``arch`` if ``target`` is built for it, else raise naming the archs it is."""
+        if not self.builds(target, arch):
+            raise UsageError(
+                where,
+                self.not_built(target, arch),
+                f"ask for one of {', '.join(self.target_archs(target))}",
+            )
+        return arch
 
     def check_arch(self, arch: str) -> str:
         """Return ``arch`` if known, else raise listing the known ones."""

@@ -90,13 +90,19 @@ def build_spec(
         labels[value_label(key)] = values[key]
     if catalog.source:
         labels["org.opencontainers.image.source"] = catalog.source
-    return {
+    by_name = {t.name: t for t in catalog.targets}
+    absent = {
+        p: catalog.not_built(by_name[p], tags.arch)
+        for p in target.optional_parents
+        if not catalog.builds(by_name[p], tags.arch)
+    }
+    spec: dict[str, object] = {
         "target": target.name,
         "arch": tags.arch,
         "repository": target.repository,
         "dockerfile": target.dockerfile,
         "stage": target.stage,
-        "parents": list(target.parents),
+        "parents": [p for p in target.parents if p not in absent],
         "build_args": build_args,
         "labels": labels,
         "upstream": upstream_ref(values),
@@ -104,6 +110,11 @@ def build_spec(
             cache_ref(cache_registry, target, tags.arch, tags.versioned) if cache_registry else None
         ),
     }
+    if absent:
+        # Optional parents not built for this arch: the build passes each as an
+        # empty context holding only /NOT-BUILT (this sentence).
+        spec["absent_parents"] = absent
+    return spec
 
 
 def image_spec(

@@ -57,6 +57,8 @@ def render(catalog: Catalog, source: str, update_command: str = UPDATE_COMMAND) 
             f'        "dockerfile": {_str(t.dockerfile)},\n',
             f'        "stage": {_str(t.stage)},\n',
             f'        "parents": {_list(t.parents, "        ")},\n',
+            f'        "archs": {_list(catalog.target_archs(t), "        ")},\n',
+            f'        "optional_parents": {_list(t.optional_parents, "        ")},\n',
             "    },\n",
         ]
     out.append("}\n\nGROUPS = {\n")

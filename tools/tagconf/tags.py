@@ -120,7 +120,7 @@ def render_tags(
     if target.arch:
         if arch is None:
             raise UsageError(target.name, "arch target needs an arch", "pass --arch")
-        catalog.check_arch(arch)
+        catalog.check_built(target, catalog.check_arch(arch), f"--arch {arch}")
     else:
         arch = None
     env = dict(values)
@@ -142,7 +142,8 @@ def render_many(
 ) -> list[ImageTags]:
     """Tags for ``targets`` (catalogue order) by ``archs`` (given order).
 
-    An arch-free target appears once, whatever the number of archs.
+    An arch-free target appears once, whatever the number of archs; a target
+    is left out for the archs it is not built for (see ``left_out``).
     """
     wanted = set(targets)
     out: list[ImageTags] = []
@@ -150,7 +151,19 @@ def render_many(
         if target.name not in wanted:
             continue
         for arch in archs if target.arch else [None]:
-            out.append(render_tags(catalog, target, arch, values))
+            if catalog.builds(target, arch):
+                out.append(render_tags(catalog, target, arch, values))
+    return out
+
+
+def left_out(catalog: Catalog, targets: Iterable[str], archs: Sequence[str]) -> list[str]:
+    """Why ``render_many`` leaves pairs of ``targets`` and ``archs`` out, one sentence a target."""
+    wanted = set(targets)
+    out = []
+    for target in catalog.targets:
+        missing = [a for a in archs if target.name in wanted and not catalog.builds(target, a)]
+        if missing:
+            out.append(catalog.not_built(target, missing))
     return out
 
 
