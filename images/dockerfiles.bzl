@@ -73,5 +73,7 @@ DOCKERFILE_SRCS = {
         _S + "install-wheels.sh",
         _S + "check-shared-libs.sh",
         _S + "http-healthcheck.py",
+        _S + "apt-install.sh",
+        _S + "install-rust.sh",
     ],
 }

@@ -211,3 +211,167 @@ def test_pytorch_installs_its_build_requirements_with_our_pins_and_builds_for_th
     assert env["BLAS"] == "MKL" and env["CMAKE_INCLUDE_PATH"].endswith("/include")
     assert "--no-build-isolation" in r.calls("wheel")[0].split()
     assert "hipified" in r.proc.stdout
+
+
+# install-rust.sh runs beside a fake apt-install.sh, with fake rustup, rustc
+# and cargo first on PATH: each records its arguments and the environment
+# rustup and cargo read; cargo vendor prints the configuration cargo prints.
+FAKE_RUST_TOOL = r"""#!/bin/bash
+tool=${0##*/}
+echo "$tool $*" >>"$FAKE_LOG"
+for var in RUSTUP_DIST_SERVER CARGO_HTTP_CAINFO SSL_CERT_FILE CARGO_NET_GIT_FETCH_WITH_CLI; do
+    echo "$tool env $var=${!var-<unset>}" >>"$FAKE_LOG"
+done
+if [ "$tool" = cargo ] && [[ " $* " == *" vendor "* ]] && [ "${FAKE_VENDOR:-ok}" = ok ]; then
+    dir=${*: -1}
+    mkdir -p "$dir/serde" "$dir/tokio"
+    printf '[source.crates-io]\nreplace-with = "vendored-sources"\n\n'
+    printf '[source.vendored-sources]\ndirectory = "%s"\n' "$dir"
+fi
+exit 0
+"""
+
+TOOLCHAIN = '[toolchain]\nchannel = "nightly-2026-03-10"\n'
+
+
+@pytest.fixture
+def rust(tmp_path):
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "install-rust.sh").write_text((SCRIPTS / "install-rust.sh").read_text())
+    (scripts / "apt-install.sh").write_text('#!/bin/sh\necho "apt-install $*" >>"$FAKE_LOG"\n')
+    (scripts / "apt-install.sh").chmod(0o755)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("rustup", "rustc", "cargo"):
+        (bin_dir / tool).write_text(FAKE_RUST_TOOL)
+        (bin_dir / tool).chmod(0o755)
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    src = tmp_path / "vllm"
+    (src / "rust").mkdir(parents=True)
+    (src / "rust-toolchain.toml").write_text(TOOLCHAIN)
+    (src / "rust" / "Cargo.toml").write_text("[workspace]\n")
+    (src / "rust" / "extra").mkdir()
+    (src / "rust" / "extra" / "Cargo.toml").write_text("[package]\n")
+    log = tmp_path / "rust.log"
+
+    def run(*manifests: str, env: dict | None = None):
+        log.unlink(missing_ok=True)
+        full_env = dict(
+            os.environ,
+            PATH=f"{bin_dir}:{os.environ['PATH']}",
+            FAKE_LOG=str(log),
+            ROCM_PYTORCH_SECRETS_DIR=str(secrets),
+            CARGO_HOME=str(tmp_path / "cargo"),
+            **(env or {}),
+        )
+        for var in ("RUSTUP_DIST_SERVER", "CARGO_HTTP_CAINFO", "SSL_CERT_FILE"):
+            full_env.pop(var, None)
+        proc = subprocess.run(
+            ["bash", str(scripts / "install-rust.sh"), str(src), str(tmp_path / "crates"),
+             *(manifests or ("rust/Cargo.toml",))],
+            env=full_env, capture_output=True, text=True,
+        )  # fmt: skip
+        lines = log.read_text().splitlines() if log.exists() else []
+        return proc, lines
+
+    run.src = src
+    run.secrets = secrets
+    run.cargo_home = tmp_path / "cargo"
+    run.vendor = tmp_path / "crates"
+    return run
+
+
+def test_rust_installs_the_pinned_nightly_and_vendors_the_locked_crates_offline(rust):
+    proc, lines = rust()
+    assert proc.returncode == 0, proc.stderr
+    assert "apt-install rustup protobuf-compiler" in lines
+    assert "rustup toolchain install nightly-2026-03-10 --profile minimal" in lines
+    assert "rustup default nightly-2026-03-10" in lines
+    # without the rust-mirror secret: rustup's and cargo's own defaults
+    assert "rustup env RUSTUP_DIST_SERVER=<unset>" in lines
+    assert "cargo env CARGO_HTTP_CAINFO=<unset>" in lines
+    (vendor,) = [line for line in lines if line.startswith("cargo vendor")]
+    assert vendor.split() == [
+        "cargo", "vendor", "--locked", "--respect-source-config",
+        "--manifest-path", f"{rust.src}/rust/Cargo.toml", str(rust.vendor),
+    ]  # fmt: skip
+    assert "cargo env CARGO_NET_GIT_FETCH_WITH_CLI=true" in lines
+    config = (rust.cargo_home / "config.toml").read_text()
+    assert f'directory = "{rust.vendor}"' in config
+    assert 'replace-with = "vendored-sources"' in config
+    assert config.rstrip().endswith("[net]\noffline = true")
+    assert "nightly-2026-03-10, 2 crates in" in proc.stdout
+
+
+def test_rust_takes_the_dist_server_and_crates_registry_from_the_rust_mirror_secret(rust):
+    (rust.secrets / "rust-mirror").write_text(
+        "# mirrors of the Rust releases and of the crates\n"
+        "dist-server https://rust.example.internal/dist/\n"
+        "crates-registry sparse+https://crates.example.internal/index/\n"
+    )
+    (rust.secrets / "mirror-ca").write_text("-----BEGIN CERTIFICATE-----\n")
+    proc, lines = rust("rust/Cargo.toml", "rust/extra/Cargo.toml")
+    assert proc.returncode == 0, proc.stderr
+    assert "rustup env RUSTUP_DIST_SERVER=https://rust.example.internal/dist" in lines
+    (vendor,) = [line for line in lines if line.startswith("cargo --config")]
+    assert vendor.split()[:5] == [
+        "cargo",
+        "--config",
+        'source.crates-io.replace-with="rust-mirror"',
+        "--config",
+        'source.rust-mirror.registry="sparse+https://crates.example.internal/index/"',
+    ]
+    assert f"--sync {rust.src}/rust/extra/Cargo.toml" in vendor
+    assert f"cargo env CARGO_HTTP_CAINFO={rust.secrets}/mirror-ca" in lines
+    # rustup trusts the mirror's CA with the image's own bundle
+    assert any(
+        line.startswith("rustup env SSL_CERT_FILE=") and "<unset>" not in line for line in lines
+    )
+    # the configuration that stays in the layer names no mirror
+    assert "example.internal" not in (rust.cargo_home / "config.toml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("dist-server ftp://rust.example.internal\n", "is not a http https URL"),
+        ("crates-registry https://user:pw@crates.example.internal/\n", "credentials in its URL"),
+        (
+            "crates-mirror sparse+https://crates.example.internal/\n",
+            "unknown setting 'crates-mirror'",
+        ),
+        ("dist-server\n", "'dist-server' needs exactly one URL"),
+        ("dist-server https://a.internal https://b.internal\n", "needs exactly one URL"),
+    ],
+)
+def test_rust_refuses_bad_mirror_settings(rust, setting, message):
+    (rust.secrets / "rust-mirror").write_text(setting)
+    proc, lines = rust()
+    assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+    assert lines == []  # nothing installed or fetched
+
+
+def test_rust_needs_the_toolchain_file_its_channel_and_the_manifests(rust):
+    proc, _ = rust("rust/missing/Cargo.toml")
+    assert proc.returncode == 1 and "no rust/missing/Cargo.toml in" in proc.stderr
+    (rust.src / "rust-toolchain.toml").write_text('[toolchain]\nprofile = "minimal"\n')
+    proc, _ = rust()
+    assert proc.returncode == 1 and "names no channel" in proc.stderr
+    (rust.src / "rust-toolchain.toml").unlink()
+    proc, _ = rust()
+    assert proc.returncode == 1 and "has no rust-toolchain.toml" in proc.stderr
+
+
+def test_rust_fails_when_cargo_vendor_prints_no_source_configuration(rust):
+    proc, _ = rust(env={"FAKE_VENDOR": "silent"})
+    assert proc.returncode == 1 and "cargo vendor printed no source configuration" in proc.stderr
+    assert not (rust.cargo_home / "config.toml").exists()
+
+
+def test_rust_usage(rust, tmp_path):
+    proc = subprocess.run(
+        ["bash", str(SCRIPTS / "install-rust.sh"), str(tmp_path)], capture_output=True, text=True
+    )
+    assert proc.returncode == 1 and "usage: install-rust.sh" in proc.stderr

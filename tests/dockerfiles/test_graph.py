@@ -212,3 +212,23 @@ def test_apt_and_pip_only_through_the_scripts_that_apply_the_mirrors():
         if tool in ins.body
     ]
     assert not problems, "\n".join(problems)
+
+
+def test_vllm_builds_its_rust_parts_and_triton_kernels_from_sources_fetched_before():
+    stage = next(s for s in PARSED["docker/Dockerfile.vllm"].stages if s.name == "vllm-build")
+    runs = [ins for ins in stage.instructions if ins.keyword == "RUN"]
+    (fetch,) = [i for i in runs if "fetch-source.sh" in i.body]
+    (rust,) = [i for i in runs if "install-rust.sh" in i.body]
+    (build,) = [i for i in runs if "build-wheel.sh" in i.body]
+    # should fetch triton_kernels and vendor the crates before the wheel build
+    assert runs.index(fetch) < runs.index(rust) < runs.index(build)
+    assert "https://github.com/ROCm/triton.git" in fetch.body and "/src/rocm-triton" in fetch.body
+    # should take rustup's dist server and the crates registry from the optional secret
+    mounts = {m.get("id"): m for m in rust.mounts() if m.get("type") == "secret"}
+    assert "rust-mirror" in mounts and mounts["rust-mirror"].get("required", "false") == "false"
+    # should fail without the Rust parts and hand CMake the fetched triton_kernels
+    assert "VLLM_REQUIRE_RUST_FRONTEND=1" in build.body
+    assert "TRITON_KERNELS_SRC_DIR=/src/rocm-triton/python/triton_kernels/triton_kernels" in (
+        build.body
+    )
+    assert "vllm/vllm-rs vllm/_rust_tool_parser" in build.body
