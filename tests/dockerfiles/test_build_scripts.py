@@ -10,6 +10,7 @@ helper scripts really run.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -306,11 +307,17 @@ def test_rust_installs_the_pinned_nightly_and_vendors_the_locked_crates_offline(
 
 
 def test_rust_takes_the_dist_server_and_crates_registry_from_the_rust_mirror_secret(rust):
-    (rust.secrets / "rust-mirror").write_text(
-        "# mirrors of the Rust releases and of the crates\n"
-        "dist-server https://rust.example.internal/dist/\n"
-        "crates-registry sparse+https://crates.example.internal/index/\n"
+    # the secret as tools/mirrors renders it from the host's [rust] settings
+    from tools.mirrors import secrets, settings
+
+    mine = settings.Settings(
+        rust_dist_server="https://rust.example.internal/dist/",
+        rust_crates_registry="sparse+https://crates.example.internal/index/",
     )
+    settings.validate(mine)
+    resolved = secrets.resolve(mine, etc_apt=rust.secrets, pip_files=[], ca_bundle="")
+    rendered = secrets.render(resolved, rust.secrets / "rendered")
+    shutil.copy(rendered["rust-mirror"], rust.secrets / "rust-mirror")
     (rust.secrets / "mirror-ca").write_text("-----BEGIN CERTIFICATE-----\n")
     proc, lines = rust("rust/Cargo.toml", "rust/extra/Cargo.toml")
     assert proc.returncode == 0, proc.stderr

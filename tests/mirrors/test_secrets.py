@@ -85,12 +85,18 @@ def full(netrc_file, ca_file) -> secrets.Resolved:
         git_rewrite=(("https://github.com/", "http://127.0.0.1:8418/github/"),),
         netrc=str(netrc_file),
         ca_bundle=str(ca_file),
+        rust_dist_server="https://rust.example.internal",
+        rust_crates_registry="sparse+https://crates.example.internal/index/",
     )
 
 
 def test_render_writes_each_secret_private(tmp_path, netrc_file, ca_file):
     out = secrets.render(full(netrc_file, ca_file), tmp_path / "secrets")
-    assert sorted(out) == sorted(secrets.SECRETS)
+    assert sorted(out) == sorted([*secrets.SECRETS, *secrets.OPTIONAL_SECRETS])
+    assert out["rust-mirror"].read_text().splitlines()[1:] == [
+        "dist-server https://rust.example.internal",
+        "crates-registry sparse+https://crates.example.internal/index/",
+    ]
     assert stat.S_IMODE(os.stat(tmp_path / "secrets").st_mode) == 0o700
     for file in out.values():
         assert stat.S_IMODE(file.stat().st_mode) == 0o600

@@ -102,6 +102,12 @@ ca_bundle = "{ca_file}"
             "/nonexistent/mirrors.netrc does not exist",
         ),
         ('[tls]\nca_bundle = "/nonexistent/ca.pem"\n', "cannot read /nonexistent/ca.pem"),
+        ('[rust]\ndist_server = "rust.example.internal"\n', "[rust] dist_server: "),
+        (
+            '[rust]\ncrates_registry = "sparse+https://u:p@crates.example.internal/"\n',
+            "[rust] crates_registry: the URL has credentials in it",
+        ),
+        ('[rust]\ncrate_registry = "x"\n', "did you mean 'crates_registry'?"),
     ],
 )
 def test_refusals_name_the_key_and_the_fix(settings_file, text, message):
@@ -131,3 +137,15 @@ def test_a_ca_bundle_without_certificates(settings_file, tmp_path):
 def test_empty_values_turn_a_default_off(settings_file):
     got = load('[pip]\nindex_url = ""\n[tls]\nca_bundle = ""\n', settings_file)
     assert got.pip_index_url == "" and got.ca_bundle == ""
+
+
+def test_rust_mirrors_take_cargos_sparse_registries(settings_file):
+    settings_file.write_text(
+        '[rust]\ndist_server = "https://rust.example.internal"\n'
+        'crates_registry = "sparse+https://crates.example.internal/index/"\n'
+    )
+    got = s.load()
+    assert got.rust_dist_server == "https://rust.example.internal"
+    assert got.rust_crates_registry == "sparse+https://crates.example.internal/index/"
+    # no [rust]: rustup's and cargo's defaults (no secret is rendered)
+    assert s.DEFAULTS.rust_dist_server == s.DEFAULTS.rust_crates_registry == ""

@@ -131,7 +131,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     resolved = _resolved()
     written = secrets_mod.render(resolved, args.dir)
     for secret, file in sorted(written.items()):
-        print(f"{secret}: {file} (mounted at {secrets_mod.SECRETS[secret]})")
+        print(f"{secret}: {file} (mounted at {secrets_mod.MOUNTS[secret]})")
     return 0
 
 

@@ -30,6 +30,11 @@ SECRETS = {
     "mirror-netrc": "/root/.netrc",  # apt (Dir::Etc::netrc), pip and git read it
     "mirror-ca": "/run/secrets/mirror-ca",
 }
+# Secrets only some RUN steps mount (not required: absent when not configured).
+OPTIONAL_SECRETS = {
+    "rust-mirror": "/run/secrets/rust-mirror",  # read by docker/scripts/install-rust.sh
+}
+MOUNTS = {**SECRETS, **OPTIONAL_SECRETS}
 CA_TARGET = SECRETS["mirror-ca"]
 
 
@@ -43,6 +48,8 @@ class Resolved:
     git_rewrite: tuple[tuple[str, str], ...] = ()
     netrc: str = ""
     ca_bundle: str = ""
+    rust_dist_server: str = ""
+    rust_crates_registry: str = ""
     notes: tuple[str, ...] = ()  # defaults that could not be resolved here
 
     def describe(self) -> list[str]:
@@ -58,6 +65,10 @@ class Resolved:
             lines.append(f"credentials: {self.netrc} (netrc)")
         if self.ca_bundle:
             lines.append(f"CA bundle: {self.ca_bundle}")
+        if self.rust_dist_server:
+            lines.append(f"rust toolchains: {self.rust_dist_server}")
+        if self.rust_crates_registry:
+            lines.append(f"crates: {self.rust_crates_registry}")
         return lines + [f"note: {n}" for n in self.notes]
 
 
@@ -109,6 +120,8 @@ def resolve(
         git_rewrite=tuple(sorted(settings.git_rewrite.items())),
         netrc=settings.netrc,
         ca_bundle=ca,
+        rust_dist_server=settings.rust_dist_server,
+        rust_crates_registry=settings.rust_crates_registry,
         notes=tuple(notes),
     )
 
@@ -140,6 +153,15 @@ def render(resolved: Resolved, directory: Path) -> dict[str, Path]:
         git.append(f"[http]\n\tsslCAInfo = {CA_TARGET}")
     if git:
         texts["gitconfig"] = "\n".join(git) + "\n"
+    rust = [f"dist-server {resolved.rust_dist_server}"] if resolved.rust_dist_server else []
+    if resolved.rust_crates_registry:
+        rust.append(f"crates-registry {resolved.rust_crates_registry}")
+    if rust:
+        texts["rust-mirror"] = (
+            "# mirror settings of docker/scripts/install-rust.sh (tools/mirrors)\n"
+            + "\n".join(rust)
+            + "\n"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o700)
     out: dict[str, Path] = {}

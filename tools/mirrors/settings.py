@@ -28,6 +28,10 @@ The file is TOML (every key optional)::
     [tls]
     ca_bundle = "host"       # PEM bundle the builds trust; "host": this host's; "": the image's
 
+    [rust]                   # the vLLM build's Rust toolchain and crates (no default)
+    dist_server = "https://rust.example.internal"          # rustup's RUSTUP_DIST_SERVER
+    crates_registry = "sparse+https://crates.example.internal/index/"  # replaces crates-io
+
 Where it is: ``$ROCM_PYTORCH_MIRRORS``, else
 ``~/.config/rocm-pytorch-images/mirrors.toml`` (home from the password
 database, as the build actions run without HOME). No file means the defaults
@@ -64,6 +68,7 @@ _SCHEMES = {
     "apt": ("http", "https", "file"),
     "pip": ("http", "https", "file"),
     "git": ("http", "https", "git", "ssh", "file"),
+    "rust": ("http", "https"),
 }
 _OPTION_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_:.-]*")
 _HOSTNAME = re.compile(r"[A-Za-z0-9.-]+(:[0-9]+)?|\[[0-9A-Fa-f:.]+\](:[0-9]+)?")
@@ -85,6 +90,8 @@ class Settings:
     git_rewrite: dict[str, str] = field(default_factory=dict)
     netrc: str = ""
     ca_bundle: str = HOST
+    rust_dist_server: str = ""  # "": rustup's default
+    rust_crates_registry: str = ""  # "": crates-io itself
     source: str = "defaults"  # the file they came from, for messages
 
 
@@ -96,6 +103,7 @@ _KEYS = {
     "git": {"rewrite"},
     "auth": {"netrc"},
     "tls": {"ca_bundle"},
+    "rust": {"dist_server", "crates_registry"},
 }
 
 
@@ -174,6 +182,8 @@ def parse(data: dict, source: str = "settings") -> Settings:
         git_rewrite=_table(data, "git", "rewrite", source),
         netrc=_string(data, "auth", "netrc", source, DEFAULTS.netrc),
         ca_bundle=_string(data, "tls", "ca_bundle", source, DEFAULTS.ca_bundle),
+        rust_dist_server=_string(data, "rust", "dist_server", source, ""),
+        rust_crates_registry=_string(data, "rust", "crates_registry", source, ""),
         source=source,
     )
     validate(settings)
@@ -231,6 +241,12 @@ def validate(settings: Settings) -> None:
         check_netrc(Path(settings.netrc), f"{src}: [auth] netrc")
     if settings.ca_bundle not in (HOST, ""):
         check_ca_bundle(Path(settings.ca_bundle), f"{src}: [tls] ca_bundle")
+    if settings.rust_dist_server:
+        check_url(settings.rust_dist_server, f"{src}: [rust] dist_server", "rust")
+    if settings.rust_crates_registry:
+        # cargo's sparse protocol is spelled sparse+https://
+        registry = settings.rust_crates_registry.removeprefix("sparse+")
+        check_url(registry, f"{src}: [rust] crates_registry", "rust")
 
 
 def check_netrc(file: Path, where: str) -> None:
