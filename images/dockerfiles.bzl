@@ -42,6 +42,8 @@ DOCKERFILE_SRCS = {
         _S + "build-env.sh",
         _S + "rocm-release.sh",
         _S + "own-packages.py",
+        _S + "build-magma.sh",
+        _S + "build-aotriton.sh",
         _S + "build-pytorch.sh",
         _S + "install-wheels.sh",
         _S + "smoke-test-torch.py",

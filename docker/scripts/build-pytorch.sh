@@ -3,7 +3,8 @@
 # Build the torch wheel for ROCm from a PyTorch source checkout.
 #
 # Usage: build-pytorch.sh --version PYTORCH_VERSION --rocm ROCM_VERSION \
-#            --arch PYTORCH_ROCM_ARCH SRC_DIR OUT_DIR
+#            --arch PYTORCH_ROCM_ARCH --magma MAGMA_HOME \
+#            --aotriton AOTRITON_PREFIX SRC_DIR OUT_DIR
 #
 # SRC_DIR must be writable: hipify (tools/amd_build/build_amd.py) rewrites
 # the CUDA sources in place. Dockerfile.pytorch bind-mounts the pytorch-src
@@ -13,24 +14,47 @@
 # The wheel is versioned <PYTORCH_VERSION>+rocm<release>, like PyTorch's own
 # ROCm wheels. It declares no triton requirement: the images install our
 # triton wheel next to it where they need one.
+#
+# MAGMA_HOME is MAGMA built for the arch (build-magma.sh), AOTRITON_PREFIX
+# AOTriton built for it (build-aotriton.sh). Both are required: PyTorch
+# builds without MAGMA when it finds none (cmake/Dependencies.cmake: "MAGMA
+# not found. Compiling without MAGMA support"), and without
+# AOTRITON_INSTALLED_PREFIX it downloads a prebuilt AOTriton
+# (cmake/External/aotriton.cmake). The wheel carries libmagma.so next to
+# libtorch_hip.so, as PyTorch's own ROCm wheels do
+# (.ci/manywheel/build_rocm.sh bundles it); the build fails unless torch
+# links MAGMA and ships the AOTriton it was given.
 set -euo pipefail
 
 die() { echo "build-pytorch: $*" >&2; exit 1; }
 
-usage="usage: build-pytorch.sh --version V --rocm ROCM_VERSION --arch ARCH SRC_DIR OUT_DIR"
-version="" rocm="" arch=""
+usage="usage: build-pytorch.sh --version V --rocm ROCM_VERSION --arch ARCH --magma DIR --aotriton DIR SRC_DIR OUT_DIR"
+version="" rocm="" arch="" magma="" aotriton=""
 while [ "$#" -gt 2 ]; do
     case "$1" in
         --version) version=$2 ;;
         --rocm) rocm=$2 ;;
         --arch) arch=$2 ;;
+        --magma) magma=$2 ;;
+        --aotriton) aotriton=$2 ;;
         *) die "$usage" ;;
     esac
     shift 2
 done
-[ "$#" -eq 2 ] && [ -n "$version" ] && [ -n "$rocm" ] && [ -n "$arch" ] || die "$usage"
+[ "$#" -eq 2 ] && [ -n "$version" ] && [ -n "$rocm" ] && [ -n "$arch" ] \
+    && [ -n "$magma" ] && [ -n "$aotriton" ] || die "$usage"
 src=$1
 out=$2
+# What FindMAGMA.cmake looks for (libmagma, magma.h under MAGMA_HOME), and
+# what aotriton.cmake installs from AOTRITON_INSTALLED_PREFIX (lib, include),
+# with the kernel images build-aotriton.sh compiled.
+[ -f "$magma/lib/libmagma.so" ] && [ -f "$magma/include/magma.h" ] \
+    || die "no MAGMA at $magma (lib/libmagma.so, include/magma.h): build it with build-magma.sh"
+[ -f "$aotriton/lib/libaotriton_v2.so" ] && [ -d "$aotriton/include/aotriton" ] \
+    || die "no AOTriton at $aotriton (lib/libaotriton_v2.so, include/aotriton): build it with build-aotriton.sh"
+[ -d "$aotriton/lib/aotriton.images" ] || die "AOTriton at $aotriton has no lib/aotriton.images (kernels)"
+magma=$(cd "$magma" && pwd)
+aotriton=$(cd "$aotriton" && pwd)
 script_dir=$(cd "$(dirname "$0")" && pwd)
 # PyTorch's own CI pin (.ci/docker/common/install_mkl.sh, MKL_VERSION)
 MKL_VERSION=${MKL_VERSION:-2025.3.0}
@@ -84,6 +108,12 @@ export PYTORCH_BUILD_VERSION="${version}+rocm${release}"
 export PYTORCH_BUILD_NUMBER=1
 export CMAKE_PREFIX_PATH=${VIRTUAL_ENV:-/opt/venv}
 export ROCM_PATH=${ROCM_PATH:-/opt/rocm}
+# MAGMA: LoadHIP.cmake defaults MAGMA_HOME to ${ROCM_PATH}/magma; named here.
+export USE_MAGMA=1 MAGMA_HOME=$magma
+# AOTriton: the prefix branch of aotriton.cmake, never its download or its
+# ExternalProject (AOTRITON_INSTALL_FROM_SOURCE counts when merely defined).
+export USE_FLASH_ATTENTION=1 USE_MEM_EFF_ATTENTION=1 AOTRITON_INSTALLED_PREFIX=$aotriton
+unset AOTRITON_INSTALL_FROM_SOURCE PYTORCH_AOTRITON_COMMIT PYTORCH_AOTRITON_BASE_URL
 
 mkdir -p "$out"
 python -m pip wheel --no-build-isolation --no-deps --wheel-dir "$out" --verbose .
@@ -91,9 +121,33 @@ python -m pip wheel --no-build-isolation --no-deps --wheel-dir "$out" --verbose 
 shopt -s nullglob
 wheels=("$out"/torch-"$PYTORCH_BUILD_VERSION"-*.whl)
 [ "${#wheels[@]}" -eq 1 ] || die "expected one torch-$PYTORCH_BUILD_VERSION wheel in $out, found: $(ls "$out")"
+
+# MAGMA and AOTriton in the wheel, or no wheel: torch must link libmagma.so
+# (its SONAME, build-magma.sh), which then ships in torch/lib where torch's
+# RUNPATH ($ORIGIN) finds it, and torch/lib must hold the AOTriton of
+# AOTRITON_PREFIX, byte for byte, with its kernel images.
+unpacked=$(mktemp -d)
+trap 'rm -rf "$constraints" "$build_requires" "$unpacked"' EXIT
+python -m wheel unpack --dest "$unpacked" "${wheels[0]}"
+roots=("$unpacked"/torch-*/)
+[ "${#roots[@]}" -eq 1 ] || die "unpacking ${wheels[0]##*/} gave no single torch-* directory"
+lib=${roots[0]%/}/torch/lib
+[ -f "$lib/libtorch_hip.so" ] || die "${wheels[0]##*/} has no torch/lib/libtorch_hip.so"
+# (readelf's output in a variable: `readelf | grep -q` can fail under
+# pipefail when grep exits before readelf has written everything)
+dynamic=$(readelf -d "$lib/libtorch_hip.so")
+grep -q 'NEEDED.*\[libmagma\.so\]' <<<"$dynamic" \
+    || die "libtorch_hip.so does not link libmagma.so: torch was built without MAGMA (see MAGMA in the CMake output)"
+cmp -s "$aotriton/lib/libaotriton_v2.so" "$lib/libaotriton_v2.so" \
+    || die "torch/lib/libaotriton_v2.so is missing or not the one from $aotriton"
+[ -d "$lib/aotriton.images" ] || die "${wheels[0]##*/} has no torch/lib/aotriton.images"
+cp "$magma/lib/libmagma.so" "$lib/libmagma.so"
+rm "${wheels[0]}"
+python -m wheel pack --dest-dir "$out" "${roots[0]%/}"
+[ -f "${wheels[0]}" ] || die "repacking gave $(ls "$out"), not ${wheels[0]##*/}"
 if [ "${CMAKE_CXX_COMPILER_LAUNCHER:-}" = sccache ]; then
     sccache --show-stats || true
 elif [ "${CMAKE_CXX_COMPILER_LAUNCHER:-}" = ccache ]; then
     ccache --show-stats || true
 fi
-echo "build-pytorch: ${wheels[0]##*/} for $PYTORCH_ROCM_ARCH"
+echo "build-pytorch: ${wheels[0]##*/} for $PYTORCH_ROCM_ARCH, with MAGMA and AOTriton"

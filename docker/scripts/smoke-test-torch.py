@@ -6,7 +6,8 @@ Usage: python smoke-test-torch.py [--version 2.15.0] [--arch gfx950] [--triton 3
 without --version or --triton those checks are skipped.
 
 Runs anywhere: the build checks (a HIP build, the expected version, our
-triton) and small CPU computations always run; the GPU checks run when a GPU
+triton, MAGMA and AOTriton compiled in) and small CPU computations always
+run; the GPU checks (rocBLAS, MAGMA, AOTriton's flash attention) run when a GPU
 is visible (`docker run --device /dev/kfd --device /dev/dri ...`) and are
 reported as skipped otherwise, so the image builds on GPU-less builders and
 the same command is the first thing to run on a GPU host.
@@ -15,6 +16,7 @@ the same command is the first thing to run on a GPU host.
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 
@@ -54,7 +56,21 @@ def build_checks(version: str | None, triton_version: str | None) -> None:
 
         assert triton.__version__.startswith(triton_version), triton.__version__
 
+    def has_magma() -> None:
+        # PyTorch builds without MAGMA, warning only, when it finds none.
+        assert torch.cuda.has_magma, "torch.cuda.has_magma is False: built without MAGMA"
+
+    def has_aotriton() -> None:
+        # Flash and memory-efficient SDPA on ROCm are AOTriton's kernels.
+        assert torch.backends.cuda.is_flash_attention_available(), "built without flash attention"
+        lib = Path(torch.__file__).parent / "lib"
+        assert (lib / "libaotriton_v2.so").is_file(), f"no libaotriton_v2.so in {lib}"
+        images = lib / "aotriton.images"
+        assert images.is_dir() and any(images.iterdir()), f"no AOTriton kernels in {images}"
+
     check("HIP build", is_hip_build)
+    check("MAGMA compiled in", has_magma)
+    check("AOTriton (flash attention) compiled in", has_aotriton)
     if version:
         check(f"torch version {version}", has_version)
     if triton_version:
@@ -106,9 +122,31 @@ def gpu_checks(arch: str | None) -> None:
         expected = a @ b
         torch.testing.assert_close((a.cuda() @ b.cuda()).cpu(), expected, rtol=1e-3, atol=1e-3)
 
+    def magma_linalg() -> None:
+        a = torch.randn(64, 64, dtype=torch.float64)
+        spd = a @ a.T + 64 * torch.eye(64, dtype=torch.float64)
+        previous = torch.backends.cuda.preferred_linalg_library()
+        torch.backends.cuda.preferred_linalg_library("magma")
+        try:
+            low = torch.linalg.cholesky(spd.cuda()).cpu()
+        finally:
+            torch.backends.cuda.preferred_linalg_library(previous)
+        torch.testing.assert_close(low @ low.T, spd)
+
+    def flash_attention() -> None:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        q, k, v = (torch.randn(1, 2, 128, 64, dtype=torch.float16) for _ in range(3))
+        expected = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            out = torch.nn.functional.scaled_dot_product_attention(q.cuda(), k.cuda(), v.cuda())
+        torch.testing.assert_close(out.float().cpu(), expected, rtol=2e-2, atol=2e-2)
+
     if arch:
         check(f"GPU is {arch}", runs_on_arch)
     check("GPU matmul (rocBLAS)", matmul)
+    check("GPU cholesky (MAGMA)", magma_linalg)
+    check("GPU flash attention (AOTriton)", flash_attention)
 
 
 def main() -> int:

@@ -2,14 +2,18 @@
 
 A fake `python` first on PATH records every `python -m pip ...` call (its
 arguments, the requirement files it was given, and the build environment at
-`pip wheel` time) and makes the wheel that call would make; everything else
-it hands to the real interpreter, so own-packages.py and the projects'
-helper scripts really run.
+`pip wheel` time) and makes the wheel that call would make; `python -m wheel
+unpack/pack` unpacks a fixture tree and records what would be packed;
+everything else it hands to the real interpreter, so own-packages.py and the
+projects' helper scripts really run. The native builds (MAGMA's make,
+AOTriton's cmake, git for fetch-source.sh) get fake tools of their own that
+record their arguments and environment and make what the real ones would.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,7 +44,75 @@ if [ "$1" = -m ] && [ "$2" = pip ]; then
     fi
     exit 0
 fi
+if [ "$1" = -m ] && [ "$2" = wheel ]; then
+    echo "wheel ${*:3}" >>"$FAKE_LOG"
+    case "$3" in
+        unpack)  # unpack --dest DIR WHEEL
+            name=$(basename "$6")
+            mkdir -p "$5/${name%%-cp*}" && cp -a "$FAKE_WHEEL_TREE/." "$5/${name%%-cp*}/" ;;
+        pack)  # pack --dest-dir DIR ROOT
+            (cd "$6" && find . -type f | sort | sed 's/^/packed /') >>"$FAKE_LOG"
+            : >"$5/$FAKE_WHEEL" ;;
+    esac
+    exit 0
+fi
 exec "$REAL_PYTHON" "$@"
+"""
+
+# readelf -d / ldd -r of a fixture "library" print the file next to it.
+FAKE_READELF = '#!/bin/bash\ncat "${@: -1}.dynamic" 2>/dev/null\n'
+FAKE_LDD = '#!/bin/bash\ncat "${@: -1}.ldd" 2>/dev/null\n'
+
+# MAGMA's make: records argv, environment and make.inc; `make lib/libmagma.so`
+# makes the library (with the SONAME the make.inc asks for) and the headers.
+FAKE_MAKE = r"""#!/bin/bash
+echo "make $*" >>"$FAKE_LOG"
+echo "make-env MKLROOT=${MKLROOT:-} ROCM_PATH=${ROCM_PATH:-}" >>"$FAKE_LOG"
+cp make.inc "$FAKE_LOG.make.inc"
+if [ "$1" = lib/libmagma.so ] && [ -z "${FAKE_MAKE_FAILS:-}" ]; then
+    mkdir -p lib include
+    : >lib/libmagma.so
+    : >include/magma.h
+    if grep -q -- '-soname,libmagma.so' make.inc; then
+        echo ' 0x0e (SONAME) Library soname: [libmagma.so]' >lib/libmagma.so.dynamic
+    fi
+    fortran=yes
+    for arg in "$@"; do [ "$arg" != FORT= ] || fortran=""; done
+    [ -z "${FAKE_FORTRAN:-}" ] || fortran=yes
+    [ -z "${FAKE_UNDEFINED:-}" ] || echo "undefined symbol: $FAKE_UNDEFINED" >lib/libmagma.so.ldd
+    if [ -n "$fortran" ]; then
+        echo ' 0x01 (NEEDED) Shared library: [libgfortran.so.5]' >>lib/libmagma.so.dynamic
+    fi
+fi
+"""
+
+# AOTriton's cmake: records argv and environment; `--build ... --target install`
+# installs what AOTriton installs (no kernel images with FAKE_NO_IMAGES).
+FAKE_CMAKE = r"""#!/bin/bash
+echo "cmake $*" >>"$FAKE_LOG"
+env | sort | sed 's/^/cmake-env /' >>"$FAKE_LOG"
+for arg in "$@"; do
+    case "$arg" in -DCMAKE_INSTALL_PREFIX=*) echo "${arg#*=}" >"$FAKE_LOG.prefix" ;; esac
+done
+if [ "$1" = --build ]; then
+    prefix=$(cat "$FAKE_LOG.prefix")
+    mkdir -p "$prefix/lib/aotriton.images" "$prefix/include/aotriton"
+    : >"$prefix/lib/libaotriton_v2.so"
+    [ -n "${FAKE_NO_IMAGES:-}" ] || mkdir -p "$prefix/lib/aotriton.images/amd-gfx950"
+fi
+"""
+
+# git as fetch-source.sh uses it: a fetch of a tag fails (the ref is a commit),
+# the checkout copies FAKE_GIT_TREE into the repository.
+FAKE_GIT = r"""#!/bin/bash
+echo "git $*" >>"$FAKE_LOG"
+if [ "$1" = init ]; then mkdir -p "${@: -1}"; exit 0; fi
+case " $* " in
+    *refs/tags/*) exit 1 ;;
+    *" checkout "*) cp -a "$FAKE_GIT_TREE/." "$2/" ;;
+    *" rev-parse "*) echo 0123456789abcdef0123456789abcdef01234567 ;;
+esac
+exit 0
 """
 
 
@@ -63,17 +135,21 @@ class Run:
 def run_script(tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "python").write_text(FAKE_PYTHON)
-    (bin_dir / "python").chmod(0o755)
+    fakes = {"python": FAKE_PYTHON, "readelf": FAKE_READELF, "ldd": FAKE_LDD,
+             "make": FAKE_MAKE, "cmake": FAKE_CMAKE, "git": FAKE_GIT}  # fmt: skip
+    for tool, text in fakes.items():
+        (bin_dir / tool).write_text(text)
+        (bin_dir / tool).chmod(0o755)
     log = tmp_path / "pip.log"
 
-    def run(script: str, *args: str, wheel: str, env: dict | None = None) -> Run:
+    def run(script: str, *args: str, wheel: str = "", env: dict | None = None) -> Run:
         full_env = dict(
             os.environ,
             PATH=f"{bin_dir}:{os.environ['PATH']}",
             FAKE_LOG=str(log),
             FAKE_WHEEL=wheel,
             REAL_PYTHON=sys.executable,
+            VIRTUAL_ENV=str(tmp_path / "venv"),
             **(env or {}),
         )
         log.unlink(missing_ok=True)
@@ -181,9 +257,8 @@ def test_build_env_puts_the_compiler_cache_in_front_of_every_compiler(tmp_path, 
         assert got.get(var) == tool, var
 
 
-def test_pytorch_installs_its_build_requirements_with_our_pins_and_builds_for_the_arch(
-    tmp_path, run_script
-):
+def pytorch_fixture(tmp_path: Path, torch_links_magma: bool = True) -> dict:
+    """A PyTorch tree, MAGMA and AOTriton installs, and what `pip wheel` builds of them."""
     src = project(
         tmp_path / "pytorch",
         ["setuptools>=77,<82", "cmake>=3.27", "numpy"],
@@ -193,12 +268,45 @@ def test_pytorch_installs_its_build_requirements_with_our_pins_and_builds_for_th
             "requirements-build.txt": "scikit-build-core>=1.0\n",
         },
     )
-    r = run_script(
-        "build-pytorch.sh", "--version", "2.15.0", "--rocm", "10.1.0-full", "--arch", "gfx1100",
-        str(src), str(tmp_path / "out"),
+    magma = tmp_path / "magma"
+    (magma / "lib").mkdir(parents=True)
+    (magma / "include").mkdir()
+    (magma / "lib/libmagma.so").write_text("magma")
+    (magma / "include/magma.h").write_text("")
+    aotriton = tmp_path / "aotriton"
+    (aotriton / "lib/aotriton.images/amd-gfx110x").mkdir(parents=True)
+    (aotriton / "include/aotriton").mkdir(parents=True)
+    (aotriton / "lib/libaotriton_v2.so").write_text("aotriton")
+    tree = tmp_path / "wheel-tree"
+    lib = tree / "torch/lib"
+    (lib / "aotriton.images/amd-gfx110x").mkdir(parents=True)
+    (lib / "libtorch_hip.so").write_text("")
+    needed = " 0x01 (NEEDED) Shared library: [libamdhip64.so.7]\n"
+    if torch_links_magma:
+        needed += " 0x01 (NEEDED) Shared library: [libmagma.so]\n"
+    (lib / "libtorch_hip.so.dynamic").write_text(needed)
+    (lib / "libaotriton_v2.so").write_text("aotriton")
+    return {"src": src, "magma": magma, "aotriton": aotriton, "tree": tree}
+
+
+def run_pytorch(run_script, tmp_path: Path, fx: dict, env: dict | None = None, drop=()) -> Run:
+    opts = {"--magma": str(fx["magma"]), "--aotriton": str(fx["aotriton"])}
+    args = ["--version", "2.15.0", "--rocm", "10.1.0-full", "--arch", "gfx1100"]
+    for opt, value in opts.items():
+        if opt not in drop:
+            args += [opt, value]
+    return run_script(
+        "build-pytorch.sh", *args, str(fx["src"]), str(tmp_path / "out"),
         wheel="torch-2.15.0+rocm10.1.0-cp314-cp314-linux_x86_64.whl",
-        env={"ROCM_VERSION": "10.1.0-full"},
+        env={"ROCM_VERSION": "10.1.0-full", "FAKE_WHEEL_TREE": str(fx["tree"]), **(env or {})},
     )  # fmt: skip
+
+
+def test_pytorch_installs_its_build_requirements_with_our_pins_and_builds_for_the_arch(
+    tmp_path, run_script
+):
+    fx = pytorch_fixture(tmp_path)
+    r = run_pytorch(run_script, tmp_path, fx)
     assert r.proc.returncode == 0, r.proc.stderr
     install, mkl = r.calls("install")
     assert install.count("--requirement") == 3 and "requirements-build.txt" in install
@@ -382,3 +490,343 @@ def test_rust_usage(rust, tmp_path):
         ["bash", str(SCRIPTS / "install-rust.sh"), str(tmp_path)], capture_output=True, text=True
     )
     assert proc.returncode == 1 and "usage: install-rust.sh" in proc.stderr
+
+
+def test_pytorch_builds_with_magma_and_our_aotriton_and_ships_libmagma(tmp_path, run_script):
+    fx = pytorch_fixture(tmp_path)
+    # a caller's AOTriton switches must not reach PyTorch's CMake
+    stray = {"AOTRITON_INSTALL_FROM_SOURCE": "0", "PYTORCH_AOTRITON_BASE_URL": "http://x/",
+             "PYTORCH_AOTRITON_COMMIT": "abc"}  # fmt: skip
+    r = run_pytorch(run_script, tmp_path, fx, env=stray)
+    assert r.proc.returncode == 0, r.proc.stderr
+    env = r.env()
+    assert env["USE_MAGMA"] == "1" and env["MAGMA_HOME"] == str(fx["magma"])
+    assert env["AOTRITON_INSTALLED_PREFIX"] == str(fx["aotriton"])
+    assert env["USE_FLASH_ATTENTION"] == "1" and env["USE_MEM_EFF_ATTENTION"] == "1"
+    assert not set(stray) & set(env)
+    unpack, pack = (line for line in r.lines if line.startswith("wheel "))
+    assert unpack.startswith("wheel unpack --dest ") and unpack.endswith(".whl")
+    assert pack.startswith(f"wheel pack --dest-dir {tmp_path / 'out'} ")
+    packed = {line.split()[1] for line in r.lines if line.startswith("packed ")}
+    assert "./torch/lib/libmagma.so" in packed and "./torch/lib/libaotriton_v2.so" in packed
+    assert "with MAGMA and AOTriton" in r.proc.stdout
+
+
+def _no_magma_lib(fx):
+    (fx["magma"] / "lib/libmagma.so").unlink()
+
+
+def _no_magma_header(fx):
+    (fx["magma"] / "include/magma.h").unlink()
+
+
+def _no_aotriton_lib(fx):
+    (fx["aotriton"] / "lib/libaotriton_v2.so").unlink()
+
+
+def _no_aotriton_images(fx):
+    shutil.rmtree(fx["aotriton"] / "lib/aotriton.images")
+
+
+def _other_aotriton_in_wheel(fx):
+    (fx["tree"] / "torch/lib/libaotriton_v2.so").write_text("downloaded")
+
+
+def _no_images_in_wheel(fx):
+    shutil.rmtree(fx["tree"] / "torch/lib/aotriton.images")
+
+
+def _no_torch_hip(fx):
+    (fx["tree"] / "torch/lib/libtorch_hip.so").unlink()
+
+
+@pytest.mark.parametrize(
+    ("breakage", "message"),
+    [
+        (_no_magma_lib, "no MAGMA at"),
+        (_no_magma_header, "no MAGMA at"),
+        (_no_aotriton_lib, "no AOTriton at"),
+        (_no_aotriton_images, "has no lib/aotriton.images"),
+        (_other_aotriton_in_wheel, "not the one from"),
+        (_no_images_in_wheel, "has no torch/lib/aotriton.images"),
+        (_no_torch_hip, "has no torch/lib/libtorch_hip.so"),
+    ],
+)
+def test_pytorch_fails_without_magma_or_our_aotriton(tmp_path, run_script, breakage, message):
+    fx = pytorch_fixture(tmp_path)
+    breakage(fx)
+    r = run_pytorch(run_script, tmp_path, fx)
+    assert r.proc.returncode == 1 and message in r.proc.stderr, r.proc.stderr
+    assert not any(line.startswith("packed ") for line in r.lines)
+
+
+def test_pytorch_fails_when_torch_does_not_link_magma(tmp_path, run_script):
+    fx = pytorch_fixture(tmp_path, torch_links_magma=False)
+    r = run_pytorch(run_script, tmp_path, fx)
+    assert r.proc.returncode == 1 and "built without MAGMA" in r.proc.stderr
+    assert not any(line.startswith("wheel pack") for line in r.lines)
+
+
+@pytest.mark.parametrize("option", ["--magma", "--aotriton"])
+def test_pytorch_requires_magma_and_aotriton(tmp_path, run_script, option):
+    fx = pytorch_fixture(tmp_path)
+    r = run_pytorch(run_script, tmp_path, fx, drop=(option,))
+    assert r.proc.returncode == 1 and "usage: build-pytorch.sh" in r.proc.stderr
+    assert r.calls("install") == []
+
+
+# ---------------------------------------------------------------------------
+# build-magma.sh
+# ---------------------------------------------------------------------------
+
+MAGMA_PIN = "a68b9257ac435afa1ebdfb8f50d67668950aef61"
+
+
+def magma_tree(root: Path) -> Path:
+    (root / "make.inc-examples").mkdir(parents=True)
+    (root / "make.inc-examples/make.inc.hip-gcc-mkl").write_text(
+        "CC = hipcc\nFOPENMP     = -fopenmp\nDEVCCFLAGS  = -O3\n"
+    )
+    return root
+
+
+def mkl(tmp_path: Path, libs=("mkl_gf_lp64", "mkl_gnu_thread", "mkl_core")) -> None:
+    (tmp_path / "venv/lib").mkdir(parents=True, exist_ok=True)
+    for lib in libs:
+        (tmp_path / f"venv/lib/lib{lib}.a").write_text("")
+
+
+def test_magma_builds_as_pytorch_ci_for_the_arch_against_static_mkl(tmp_path, run_script):
+    mkl(tmp_path)
+    src = magma_tree(tmp_path / "magma-src")
+    prefix = tmp_path / "opt/rocm/magma"
+    r = run_script("build-magma.sh", "--arch", "gfx1100", "--source", str(src), str(prefix))
+    assert r.proc.returncode == 0, r.proc.stderr
+    (mkl_install,) = r.calls("install")
+    assert "mkl-static==2025.3.0" in mkl_install.split()
+    assert "mkl-include==2025.3.0" in mkl_install.split()
+    gen, lib = (line.split() for line in r.lines if line.startswith("make "))
+    assert gen[:3] == ["make", "-f", "make.gen.hipMAGMA"] and gen[3] == "-j"
+    assert lib[:3] == ["make", "lib/libmagma.so", "-j"]
+    assert f"MKLROOT={tmp_path / 'venv'}" in lib and "FORT=" in lib
+    make_inc = Path(f"{tmp_path / 'pip.log'}.make.inc").read_text()
+    assert "#FOPENMP     = -fopenmp" in make_inc.splitlines()
+    for line in (
+        "LIBDIR += -L$(MKLROOT)/lib",
+        "LIB = -Wl,--start-group -lmkl_gf_lp64 -lmkl_gnu_thread -lmkl_core -Wl,--end-group"
+        " -lpthread -lstdc++ -lm -lgomp -lhipblas -lhipsparse",
+        "LDFLAGS += -Wl,-soname,libmagma.so",
+        "DEVCCFLAGS += --gpu-max-threads-per-block=256",
+        "DEVCCFLAGS += --offload-arch=gfx1100",
+    ):
+        assert line in make_inc.splitlines(), line
+    assert (prefix / "lib/libmagma.so").is_file() and (prefix / "include/magma.h").is_file()
+    assert not any(line.startswith("git ") for line in r.lines)  # --source: no fetch
+    assert (src / "make.inc-examples").is_dir() and not (src / "make.inc").exists()  # a copy
+
+
+def test_magma_fetches_pytorch_cis_pin(tmp_path, run_script):
+    mkl(tmp_path)
+    r = run_script(
+        "build-magma.sh", "--arch", "gfx950", str(tmp_path / "prefix"),
+        env={"FAKE_GIT_TREE": str(magma_tree(tmp_path / "tree"))},
+    )  # fmt: skip
+    assert r.proc.returncode == 0, r.proc.stderr
+    assert any(
+        line.startswith("git ") and "remote add origin https://github.com/k-artem/magma.git" in line
+        for line in r.lines
+    )
+    fetches = [line for line in r.lines if line.startswith("git ") and " fetch " in line]
+    assert fetches[-1].split()[-1] == MAGMA_PIN
+    assert not any("submodule" in line for line in r.lines)
+    assert "--offload-arch=gfx950" in Path(f"{tmp_path / 'pip.log'}.make.inc").read_text()
+
+
+def test_magma_help(tmp_path, run_script):
+    r = run_script("build-magma.sh", "--help")
+    assert r.proc.returncode == 0 and r.proc.stdout.startswith("usage: build-magma.sh")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "usage: build-magma.sh"),
+        (["PREFIX"], "usage: build-magma.sh"),
+        (["--arch", "gfx950"], "usage: build-magma.sh"),
+        (["--arch"], "usage: build-magma.sh"),
+        (["--arch", "gfx950", "--bogus", "P"], "unknown option '--bogus'"),
+        (["--arch", "sm_90", "P"], "is not a GPU architecture"),
+        (["--arch", "gfx942;gfx950", "P"], "names one architecture"),
+        (["--arch", "gfx950", "--source", "/nonexistent", "P"], "is not a MAGMA checkout"),
+    ],
+)
+def test_magma_refuses_bad_arguments(tmp_path, run_script, args, message):
+    r = run_script("build-magma.sh", *args)
+    assert r.proc.returncode == 1 and message in r.proc.stderr, r.proc.stderr
+    assert r.lines == []
+
+
+@pytest.mark.parametrize(
+    ("env", "libs", "message"),
+    [
+        ({}, ("mkl_gf_lp64", "mkl_gnu_thread"), "libmkl_core.a after installing mkl-static"),
+        ({"FAKE_MAKE_FAILS": "1"}, None, "make produced no lib/libmagma.so"),
+        ({"FAKE_FORTRAN": "1"}, None, "needs libgfortran"),
+        ({"FAKE_UNDEFINED": "dgetrf_"}, None, "does not link completely"),
+    ],
+)
+def test_magma_fails_loudly(tmp_path, run_script, env, libs, message):
+    mkl(tmp_path, *([libs] if libs else []))
+    src = magma_tree(tmp_path / "magma-src")
+    prefix = tmp_path / "prefix"
+    r = run_script("build-magma.sh", "--arch", "gfx950", "--source", str(src), str(prefix), env=env)
+    assert r.proc.returncode == 1 and message in r.proc.stderr, r.proc.stderr
+    assert not prefix.exists()
+
+
+def test_magma_and_pytorch_link_the_same_mkl():
+    def pin(script: str) -> str:
+        text = (SCRIPTS / script).read_text()
+        return re.search(r"^MKL_VERSION=\$\{MKL_VERSION:-([^}]+)\}$", text, re.M).group(1)
+
+    assert pin("build-magma.sh") == pin("build-pytorch.sh")
+
+
+# ---------------------------------------------------------------------------
+# build-aotriton.sh
+# ---------------------------------------------------------------------------
+
+AOTRITON_PIN = "ab" * 20
+
+
+def aotriton_cmake(pytorch: Path, body: str | None = None) -> Path:
+    path = pytorch / "cmake/External/aotriton.cmake"
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        body
+        if body is not None
+        else f"""  set(__AOTRITON_VER "0.14.2b")
+  if(DEFINED ENV{{PYTORCH_AOTRITON_COMMIT}})
+    set(__AOTRITON_CI_COMMIT "$ENV{{PYTORCH_AOTRITON_COMMIT}}")
+  else()
+    set(__AOTRITON_CI_COMMIT "{AOTRITON_PIN}")
+  endif()
+"""
+    )
+    return pytorch
+
+
+def aotriton_tree(root: Path, triton: bool = True) -> Path:
+    (root / "v3src").mkdir(parents=True)
+    (root / "CMakeLists.txt").write_text("project(AOTriton)\n")
+    if triton:
+        (root / "third_party/triton").mkdir(parents=True)
+        (root / "third_party/triton/setup.py").write_text("")
+    return root
+
+
+def test_aotriton_builds_the_pinned_commit_for_the_arch_as_aotriton_cmake_does(
+    tmp_path, run_script
+):
+    pytorch = aotriton_cmake(tmp_path / "pytorch")
+    prefix = tmp_path / "opt/aotriton"
+    r = run_script(
+        "build-aotriton.sh", "--arch", "gfx950", "--pytorch-src", str(pytorch),
+        "--source", str(aotriton_tree(tmp_path / "aotriton-src")), str(prefix),
+    )  # fmt: skip
+    assert r.proc.returncode == 0, r.proc.stderr
+    configure, build = (line.split() for line in r.lines if line.startswith("cmake "))
+    assert configure[configure.index("-G") + 1] == "Ninja"
+    for arg in (
+        f"-DCMAKE_INSTALL_PREFIX={prefix}",
+        "-DCMAKE_BUILD_TYPE=Release",
+        "-DAOTRITON_TARGET_ARCH=gfx950",
+        "-DAOTRITON_GPU_BUILD_TIMEOUT=0",
+        "-DAOTRITON_NO_PYTHON=ON",
+        "-DAOTRITON_NOIMAGE_MODE=OFF",
+        "-DHIP_PLATFORM=amd",
+    ):
+        assert arg in configure, arg
+    assert build[:2] == ["cmake", "--build"] and build[-2:] == ["--target", "install"]
+    env = dict(line[10:].split("=", 1) for line in r.lines if line.startswith("cmake-env "))
+    # Triton's NVIDIA downloads are off, as in build-triton.sh
+    for tool in ("PTXAS", "PTXAS_BLACKWELL", "CUOBJDUMP", "NVDISASM", "CUDACRT", "CUDART",
+                 "CUPTI_INCLUDE", "CUPTI_LIB", "CUPTI_LIB_BLACKWELL"):  # fmt: skip
+        assert env[f"TRITON_{tool}_PATH"] == env["TRITON_PTXAS_PATH"]
+    assert env["TRITON_BUILD_PROTON"] == "OFF" and env["PYTORCH_ROCM_ARCH"] == "gfx950"
+    assert env["ROCM_PATH"]
+    assert (prefix / "lib/libaotriton_v2.so").is_file()
+    assert f"AOTriton 0.14.2b {AOTRITON_PIN} for gfx950" in r.proc.stdout
+    assert not any(line.startswith("git ") for line in r.lines)
+
+
+def test_aotriton_fetches_the_commit_pytorch_pins_with_submodules(tmp_path, run_script):
+    pytorch = aotriton_cmake(tmp_path / "pytorch")
+    r = run_script(
+        "build-aotriton.sh", "--arch", "gfx950", "--pytorch-src", str(pytorch),
+        str(tmp_path / "prefix"),
+        env={"FAKE_GIT_TREE": str(aotriton_tree(tmp_path / "tree"))},
+    )  # fmt: skip
+    assert r.proc.returncode == 0, r.proc.stderr
+    assert any("remote add origin https://github.com/ROCm/aotriton.git" in line for line in r.lines)
+    fetches = [line for line in r.lines if line.startswith("git ") and " fetch " in line]
+    assert fetches[-1].split()[-1] == AOTRITON_PIN
+    assert any("submodule update --init --recursive" in line for line in r.lines)
+
+
+def test_aotriton_help(tmp_path, run_script):
+    r = run_script("build-aotriton.sh", "-h")
+    assert r.proc.returncode == 0 and r.proc.stdout.startswith("usage: build-aotriton.sh")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "usage: build-aotriton.sh"),
+        (["--arch", "gfx950", "P"], "usage: build-aotriton.sh"),
+        (["--pytorch-src", "{pytorch}", "P"], "usage: build-aotriton.sh"),
+        (["--arch", "gfx950", "--pytorch-src"], "usage: build-aotriton.sh"),
+        (["--arch", "gfx950", "--pytorch-src", "{pytorch}", "-x", "P"], "unknown option '-x'"),
+        (["--arch", "x86", "--pytorch-src", "{pytorch}", "P"], "is not a GPU architecture"),
+        (["--arch", "gfx90a gfx942", "--pytorch-src", "{pytorch}", "P"], "names one architecture"),
+        (["--arch", "gfx950", "--pytorch-src", "{tmp}", "P"], "has no cmake/External/aotriton"),
+        (["--arch", "gfx950", "--pytorch-src", "{pytorch}", "--source", "{tmp}", "P"],
+         "is not an AOTriton checkout"),
+        (["--arch", "gfx950", "--pytorch-src", "{pytorch}", "--source", "{notriton}", "P"],
+         "has no third_party/triton"),
+    ],
+)  # fmt: skip
+def test_aotriton_refuses_bad_arguments(tmp_path, run_script, args, message):
+    paths = {
+        "pytorch": str(aotriton_cmake(tmp_path / "pytorch")),
+        "tmp": str(tmp_path),
+        "notriton": str(aotriton_tree(tmp_path / "notriton", triton=False)),
+    }
+    r = run_script("build-aotriton.sh", *(a.format(**paths) for a in args))
+    assert r.proc.returncode == 1 and message in r.proc.stderr, r.proc.stderr
+    assert r.lines == []
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('set(__AOTRITON_CI_COMMIT "$ENV{PYTORCH_AOTRITON_COMMIT}")\n', "no set(__AOTRITON_CI"),
+        ("GIT_TAG 24a3fe9cb57e5cda3c923df29743f9767194cc27\n", "no set(__AOTRITON_CI"),
+        (f'set(__AOTRITON_CI_COMMIT "{AOTRITON_PIN}")\nset(__AOTRITON_CI_COMMIT "{"0" * 40}")\n',
+         "several AOTriton commits"),
+    ],
+)  # fmt: skip
+def test_aotriton_needs_exactly_one_pin_in_pytorchs_cmake(tmp_path, run_script, body, message):
+    pytorch = aotriton_cmake(tmp_path / "pytorch", body)
+    r = run_script("build-aotriton.sh", "--arch", "gfx950", "--pytorch-src", str(pytorch), "P")
+    assert r.proc.returncode == 1 and message in r.proc.stderr, r.proc.stderr
+
+
+def test_aotriton_fails_when_no_kernels_were_built(tmp_path, run_script):
+    pytorch = aotriton_cmake(tmp_path / "pytorch")
+    r = run_script(
+        "build-aotriton.sh", "--arch", "gfx950", "--pytorch-src", str(pytorch),
+        "--source", str(aotriton_tree(tmp_path / "src")), str(tmp_path / "prefix"),
+        env={"FAKE_NO_IMAGES": "1"},
+    )  # fmt: skip
+    assert r.proc.returncode == 1 and "no kernel images in" in r.proc.stderr

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# Build MAGMA (LAPACK on the GPU) for ROCm and one GPU architecture, as
+# PyTorch's CI builds the MAGMA its ROCm wheels link.
+#
+# Usage: build-magma.sh --arch PYTORCH_ROCM_ARCH [--source DIR] PREFIX
+#        build-magma.sh --help
+#
+# PREFIX receives lib/libmagma.so and include/ (PyTorch finds them through
+# MAGMA_HOME, cmake/Modules/FindMAGMA.cmake; build-pytorch.sh --magma).
+# Without --source the MAGMA source is fetched at PyTorch CI's pin; --source
+# builds a copy of an existing checkout instead (offline rebuilds).
+#
+# What PyTorch's CI does (.ci/magma-rocm/build_magma.sh and
+# .ci/magma-rocm/package_files/build.sh), and what this does too:
+#   - source: https://github.com/k-artem/magma.git at a68b9257 (the branch of
+#     icl-utk-edu/magma pull request 77);
+#   - make.inc from make.inc-examples/make.inc.hip-gcc-mkl, with Intel's MKL
+#     linked statically (mkl_gf_lp64, mkl_gnu_thread, mkl_core) from MKLROOT,
+#     hipBLAS and hipSPARSE, `--offload-arch=<arch>` for each arch of
+#     PYTORCH_ROCM_ARCH and `--gpu-max-threads-per-block=256` in DEVCCFLAGS,
+#     FOPENMP commented out (hipcc with -fopenmp misses isnan() in device
+#     code);
+#   - `make -f make.gen.hipMAGMA`, then `make lib/libmagma.so`, then lib and
+#     include copied to the install directory.
+# MKL is the static MKL build-pytorch.sh links (mkl-static/mkl-include from
+# PyPI at the same pin, MKL_VERSION); it ends up inside libmagma.so.
+#
+# Where this differs, and why:
+#   - FORT is empty: MAGMA then leaves out its Fortran interface, which
+#     PyTorch never calls (it uses the C API), and libmagma.so needs no
+#     libgfortran, which the images PyTorch installs into do not have;
+#   - libmagma.so gets the SONAME libmagma.so: MAGMA links it without one,
+#     and torch would then record the absolute build path of the library
+#     as a dependency (PyTorch's CI rewrites that with patchelf afterwards,
+#     .ci/manywheel/build_common.sh); build-pytorch.sh ships the library
+#     inside the wheel, next to libtorch_hip.so;
+#   - MAGMA's own tester (testing_dgemm) is not built; instead `ldd -r`
+#     must find every symbol of libmagma.so (an MKL that did not link fails
+#     here, not at `import torch`).
+set -euo pipefail
+
+die() { echo "build-magma: $*" >&2; exit 1; }
+
+usage="usage: build-magma.sh --arch PYTORCH_ROCM_ARCH [--source DIR] PREFIX"
+# PyTorch CI's pin (.ci/magma-rocm/build_magma.sh, MAGMA_VERSION)
+MAGMA_REPO=https://github.com/k-artem/magma.git
+MAGMA_COMMIT=a68b9257ac435afa1ebdfb8f50d67668950aef61
+# build-pytorch.sh's pin (PyTorch CI's, .ci/docker/common/install_mkl.sh)
+MKL_VERSION=${MKL_VERSION:-2025.3.0}
+
+arch="" source_dir=""
+while [ "$#" -gt 0 ]; do
+    case "$1" in
+        -h|--help) echo "$usage"; exit 0 ;;
+        --arch) [ "$#" -ge 2 ] || die "$usage"; arch=$2; shift 2 ;;
+        --source) [ "$#" -ge 2 ] || die "$usage"; source_dir=$2; shift 2 ;;
+        -*) die "unknown option '$1'; $usage" ;;
+        *) break ;;
+    esac
+done
+[ "$#" -eq 1 ] && [ -n "$arch" ] || die "$usage"
+prefix=$1
+case "$arch" in
+    gfx*) ;;
+    *) die "--arch '$arch' is not a GPU architecture (gfx...)" ;;
+esac
+case "$arch" in
+    *\;*|*' '*) die "--arch names one architecture, got '$arch'" ;;
+esac
+if [ -n "$source_dir" ]; then
+    [ -f "$source_dir/make.inc-examples/make.inc.hip-gcc-mkl" ] \
+        || die "$source_dir is not a MAGMA checkout (no make.inc-examples/make.inc.hip-gcc-mkl)"
+fi
+script_dir=$(cd "$(dirname "$0")" && pwd)
+
+export PYTORCH_ROCM_ARCH=$arch
+# shellcheck source=build-env.sh
+. "$script_dir/build-env.sh"
+export ROCM_PATH=${ROCM_PATH:-/opt/rocm}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+src=$work/magma
+if [ -n "$source_dir" ]; then
+    cp -a "$source_dir" "$src"
+else
+    "$script_dir/fetch-source.sh" "$MAGMA_REPO" "$MAGMA_COMMIT" "$src"
+fi
+
+constraints=$work/constraints.txt
+python "$script_dir/own-packages.py" --build-tools >"$constraints"
+python -m pip install --constraint "$constraints" "mkl-static==$MKL_VERSION" "mkl-include==$MKL_VERSION"
+mklroot=${VIRTUAL_ENV:-/opt/venv}
+for lib in mkl_gf_lp64 mkl_gnu_thread mkl_core; do
+    [ -f "$mklroot/lib/lib$lib.a" ] || die "no $mklroot/lib/lib$lib.a after installing mkl-static==$MKL_VERSION"
+done
+
+cd "$src"
+cp make.inc-examples/make.inc.hip-gcc-mkl make.inc
+cat >>make.inc <<EOF
+# build-magma.sh, after PyTorch's .ci/magma-rocm/package_files/build.sh
+LIBDIR += -L\$(MKLROOT)/lib
+LIB = -Wl,--start-group -lmkl_gf_lp64 -lmkl_gnu_thread -lmkl_core -Wl,--end-group -lpthread -lstdc++ -lm -lgomp -lhipblas -lhipsparse
+LIB += -Wl,--enable-new-dtags -Wl,--rpath,$ROCM_PATH/lib -ldl
+LDFLAGS += -Wl,-soname,libmagma.so
+DEVCCFLAGS += --gpu-max-threads-per-block=256
+DEVCCFLAGS += --offload-arch=$arch
+EOF
+sed -i 's/^FOPENMP/#FOPENMP/g' make.inc
+
+make -f make.gen.hipMAGMA -j "$MAX_JOBS"
+LANG=C.UTF-8 make lib/libmagma.so -j "$MAX_JOBS" MKLROOT="$mklroot" FORT=
+
+[ -f lib/libmagma.so ] || die "make produced no lib/libmagma.so"
+[ -f include/magma.h ] || die "make produced no include/magma.h"
+# (in a variable: `readelf | grep -q` can fail under pipefail)
+dynamic=$(readelf -d lib/libmagma.so)
+grep -q 'SONAME.*\[libmagma\.so\]' <<<"$dynamic" || die "lib/libmagma.so has no SONAME libmagma.so"
+if grep -q 'NEEDED.*libgfortran' <<<"$dynamic"; then
+    die "lib/libmagma.so needs libgfortran (FORT was not empty)"
+fi
+undefined=$(ldd -r lib/libmagma.so 2>&1 | grep -E 'undefined symbol|not found' || true)
+[ -z "$undefined" ] || die "lib/libmagma.so does not link completely:
+$undefined"
+
+mkdir -p "$prefix"
+cp -R lib include "$prefix"/
+echo "build-magma: $MAGMA_REPO $MAGMA_COMMIT for $arch (MKL $MKL_VERSION) -> $prefix"
