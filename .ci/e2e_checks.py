@@ -10,8 +10,9 @@ A test cannot run the Bazel that runs it, so these run after
   whatever the archs, and every ImageBuild action is local and uncached;
 - an unknown `--define arch` fails analysis and lists the known archs; so
   do a misspelled `--define` key and a bad `--define registry=`; asking
-  aiter-wheel (gfx942, gfx950 only) for gfx1201 fails analysis in one line,
-  and push_default.plan for gfx1201 leaves it out and says so;
+  aiter-wheel (gfx942, gfx950 only) for gfx1201 fails analysis in one line
+  (its push refuses an empty plan), and push_default.plan for gfx1201 leaves
+  it out and says so;
 - the real family analyses for all nine archs, its push_default.plan is
   exactly tagconf's tags, and `--config=release` adds the -g<sha> tags;
 - `--define cache_registry` exports BuildKit's cache where prune-cache finds it;
@@ -178,7 +179,9 @@ def _bad_defines():
     assert "Building image" not in proc.stderr
 
 
-@check("aiter-wheel (gfx942, gfx950 only) for gfx1201: refused by name, left out of a group")
+@check(
+    "aiter-wheel (gfx942, gfx950 only) for gfx1201: refused by name and push, left out of a group"
+)
 def _unbuilt_arch():
     proc = bazel("build", "--nobuild", "//images:aiter-wheel", "--define=arch=gfx1201", check=False)
     assert proc.returncode != 0, "analysis succeeded"
@@ -193,6 +196,9 @@ def _unbuilt_arch():
     ]
     assert not [r for r in proc.stdout.split() if "/aiter-wheel:" in r], proc.stdout
     assert [r for r in proc.stdout.split() if "/vllm:" in r], proc.stdout
+    proc = bazel("run", "//images:aiter-wheel.push.plan", "--define=arch=gfx1201", check=False)
+    assert proc.returncode != 0, "an empty plan succeeded"
+    assert "nothing to plan" in proc.stderr, proc.stderr[-2000:]
     return f"{len(proc.stdout.split())} refs, no aiter-wheel"
 
 

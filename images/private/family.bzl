@@ -172,8 +172,10 @@ def image_family(
                 **some_archs
             )
 
-    for name in targets:
-        _push_pair(name + ".push", [":" + name], selectable_tags, visibility)
+    # A push takes a target's arch-filtered set: `bazel build //images/...`
+    # analyses every `.plan`, whatever --define arch asks for.
+    for name, t in targets.items():
+        _push_pair(name + ".push", [":" + _pushed(name, t, archs)], selectable_tags, visibility)
 
     # The repository's name where it is no target's: base.gfx950 is pytorch-base.gfx950
     # (users name images as they are tagged).
@@ -193,14 +195,18 @@ def image_family(
     for group, members in groups.items():
         _push_pair(
             "push_" + group,
-            [":" + (_in_group(m) if targets[m]["arch"] and targets[m]["archs"] != archs else m) for m in members],
+            [":" + _pushed(m, targets[m], archs) for m in members],
             selectable_tags,
             visibility,
         )
 
 def _in_group(name):
-    """The image_set a group push takes for a target built for some archs only."""
+    """The image_set a push takes for a target built for some archs only."""
     return name + ".where_built"
+
+def _pushed(name, t, archs):
+    """What pushes of target `name` take: its `.where_built` set if it has one."""
+    return _in_group(name) if t["arch"] and t["archs"] != archs else name
 
 def image_labels(targets, names, archs):
     """Label names of the images of `names` for `archs` that the family declares.

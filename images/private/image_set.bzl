@@ -8,10 +8,11 @@ _DOC = """Selects the arch variants of one arch target that `--define arch=A[,B.
 `//images:pytorch --define arch=gfx950,gfx1201` builds `pytorch.gfx950` and
 `pytorch.gfx1201` side by side; the other variants are analysed but never
 built. An unknown arch fails analysis with the list of known ones. A target
-the catalogue builds for some archs only (`archs`, e.g. aiter-wheel) fails
-analysis for another arch, naming the ones it is built for; with
-`leave_out` (the group pushes' sets) that arch is left out and the push
-says so.
+the catalogue builds for some archs only (`archs`, e.g. aiter-wheel) leaves
+the other requested archs out (`ImageSetInfo.left_out` says why; pushes
+print it), and fails analysis, naming the archs it is built for, when it is
+built for none of them; with `leave_out` (the sets that pushes and groups
+take) it never fails: an empty push is refused when it runs.
 """
 
 def select_images(ctx, images, archs, default_arch, known_archs = None, not_built = None):
@@ -25,8 +26,9 @@ def select_images(ctx, images, archs, default_arch, known_archs = None, not_buil
       known_archs: list[str] or None: every arch of the catalogue, when the
         target is built for some (`archs`) only.
       not_built: str or None: with known_archs, the sentence (with a `%s`
-        for the archs) that a requested arch the target is not built for
-        fails analysis with; None leaves those archs out.
+        for the archs) that analysis fails with when the target is built for
+        none of the requested archs; the archs it is not built for are left
+        out otherwise (and always with None).
 
     Returns:
       struct(images = list[ImageInfo] in the requested order,
@@ -35,7 +37,7 @@ def select_images(ctx, images, archs, default_arch, known_archs = None, not_buil
     by_arch = {arch: image[ImageInfo] for arch, image in zip(archs, images)}
     requested = requested_archs(ctx, known_archs or archs, default_arch)
     left_out = [a for a in requested if a not in by_arch]
-    if left_out and not_built:
+    if left_out and not_built and len(left_out) == len(requested):
         fail(not_built % ", ".join(left_out))
     return struct(
         images = [by_arch[a] for a in requested if a in by_arch],

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from tests.registry.family_push import (
     NAMESPACE,
     expected_default_refs,
@@ -110,6 +112,31 @@ def test_plan_binary_prints_the_refs_without_images(tmp_path):
         "r.example:5000/ns/triton-wheel:latest",
         "r.example:5000/ns/triton-wheel:3.9.0-10.1.0-full-g0123abc",
     ]
+
+
+NOT_BUILT = (
+    "aiter-wheel is not built for gfx1201: images/catalog.toml builds it for gfx942,"
+    " gfx950 only (targets.aiter-wheel.archs)"
+)
+
+
+def test_plan_says_what_a_group_left_out_and_why(tmp_path):
+    plan = write_plan(tmp_path, [("triton-wheel", None, "does-not-exist", None)])
+    doc = json.loads(plan.read_text())
+    plan.write_text(json.dumps({**doc, "left_out": [NOT_BUILT]}))
+    result = registry_tool("plan", "--plan", str(plan), "--registry", "r.example:5000/ns")
+    assert result.code == 0, result.err
+    assert result.err == f"registry: note: {NOT_BUILT}; left out\n"
+    assert len(result.out.splitlines()) == 2
+
+
+@pytest.mark.parametrize("command", ["plan", "push"])
+def test_a_plan_that_left_out_every_image_is_refused(tmp_path, command):
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"images": [], "left_out": [NOT_BUILT]}))
+    result = registry_tool(command, "--plan", str(plan), "--registry", "r.example:5000/ns")
+    assert result.code != 0
+    assert result.err == f"registry: error: {NOT_BUILT}: nothing to {command}\n"
 
 
 def test_plan_target_passes_its_arguments_through():

@@ -201,10 +201,18 @@ def _client(args, host: str) -> RegistryClient:
 
 
 def _load_plans(args) -> list[PlannedImage]:
-    """The images of --plan; says on stderr which the plans leave out, and why."""
-    for note in left_out(args.plan):
+    """The images of --plan; says on stderr which the plans leave out, and why.
+
+    A plan that left out every image it asked for (`aiter-wheel.push` for an
+    arch aiter is not built for) is refused: there is nothing to do.
+    """
+    notes = left_out(args.plan)
+    images = load_plans(args.plan, args.registry)
+    if notes and not images:
+        raise RegistryError(f"{'; '.join(notes)}: nothing to {args.command}")
+    for note in notes:
         print(f"registry: note: {note}; left out", file=sys.stderr)
-    return load_plans(args.plan, args.registry)
+    return images
 
 
 def _images(args, need_spec: bool) -> list[PlannedImage | None]:
