@@ -77,5 +77,6 @@ DOCKERFILE_SRCS = {
         _S + "http-healthcheck.py",
         _S + "apt-install.sh",
         _S + "install-rust.sh",
+        _S + "build-flash-attn.sh",
     ],
 }

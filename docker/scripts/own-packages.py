@@ -50,6 +50,7 @@ OWN_PACKAGES = (
     "nixl",
     "nixl-rocm",
     "vllm",
+    "flash-attn",
     "lmcache",
 )
 # Other builds of ours, by the name we build them under: each pattern is a

@@ -37,7 +37,10 @@ OPTIONAL_ARGS: dict[str, dict[str, str]] = {
     },
     "docker/Dockerfile.aiter": {"AITER_REF": "v0.1.10.post3"},
     "docker/Dockerfile.nixl": {"UCX_REF": "v1.19.0"},
-    "docker/Dockerfile.vllm": {"TRITON_KERNELS_REF": "0f380657dbf3ee86eb57558ff71df24f03b5d4e7"},
+    "docker/Dockerfile.vllm": {
+        "TRITON_KERNELS_REF": "0f380657dbf3ee86eb57558ff71df24f03b5d4e7",
+        "FLASH_ATTN_REF": "0e60e39473e8df549a20fb5353760f7a65b30e2d",
+    },
 }
 
 # Catalogue keys no Dockerfile may declare: VCS_REF changes with every

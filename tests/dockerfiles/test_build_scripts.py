@@ -2,7 +2,8 @@
 
 A fake `python` first on PATH records every `python -m pip ...` call (its
 arguments, the requirement files it was given, and the build environment at
-`pip wheel` time) and makes the wheel that call would make; `python -m wheel
+`pip wheel` time) and makes the wheel that call would make (an empty file,
+or a zip of the members FAKE_WHEEL_MEMBERS names); `python -m wheel
 unpack/pack` unpacks a fixture tree and records what would be packed;
 everything else it hands to the real interpreter, so own-packages.py and the
 projects' helper scripts really run. The native builds (MAGMA's make,
@@ -38,7 +39,15 @@ if [ "$1" = -m ] && [ "$2" = pip ]; then
         env | sort | sed 's/^/env /' >>"$FAKE_LOG"
         for i in "${!args[@]}"; do
             if [ "${args[$i]}" = --wheel-dir ]; then
-                mkdir -p "${args[$((i + 1))]}" && : >"${args[$((i + 1))]}/$FAKE_WHEEL"
+                wheel=${args[$((i + 1))]}/$FAKE_WHEEL
+                mkdir -p "${args[$((i + 1))]}" && : >"$wheel"
+                if [ -n "${FAKE_WHEEL_MEMBERS:-}" ]; then
+                    # shellcheck disable=SC2086
+                    "$REAL_PYTHON" -c 'import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for name in sys.argv[2:]:
+        z.writestr(name, "")' "$wheel" $FAKE_WHEEL_MEMBERS
+                fi
             fi
         done
     fi
@@ -830,3 +839,209 @@ def test_aotriton_fails_when_no_kernels_were_built(tmp_path, run_script):
         env={"FAKE_NO_IMAGES": "1"},
     )  # fmt: skip
     assert r.proc.returncode == 1 and "no kernel images in" in r.proc.stderr
+
+
+# build-flash-attn.sh: the flash_attn wheel through the real build-wheel.sh
+# (pip faked) on the archs vLLM builds CK flash-attention for, NOT-BUILT on
+# the others; its fetch step beside a fake fetch-source.sh.
+FA_CK = "csrc/composable_kernel/example/ck_tile/01_fmha/generate.py"
+FA_WHEEL = "flash_attn-2.8.3-cp314-cp314-linux_x86_64.whl"
+FA_EXTENSION = "flash_attn_2_cuda.cpython-314-x86_64-linux-gnu.so"
+FA_URL = "https://github.com/Dao-AILab/flash-attention.git"
+FA_REF = "0e60e39473e8df549a20fb5353760f7a65b30e2d"
+
+
+def flash_attention(root: Path) -> Path:
+    """A checkout as fetch-source.sh leaves it: setup.py, no pyproject.toml, CK checked out."""
+    root.mkdir(parents=True)
+    (root / "setup.py").write_text("")
+    (root / FA_CK).parent.mkdir(parents=True)
+    (root / FA_CK).write_text("")
+    return root
+
+
+@pytest.fixture
+def fa_build(tmp_path, run_script):
+    src = flash_attention(tmp_path / "flash-attention")
+    out = tmp_path / "wheels-fa"
+    ccache = tmp_path / "bin" / "ccache"  # the fixture's PATH directory
+    ccache.write_text("#!/bin/sh\n")
+    ccache.chmod(0o755)
+
+    def run(arch: str, members: str = f"flash_attn/__init__.py {FA_EXTENSION}", **kw) -> Run:
+        env = {"FAKE_WHEEL_MEMBERS": members, **kw.pop("env", {})}
+        return run_script(
+            "build-flash-attn.sh", "build", "--arch", arch, str(src), str(out),
+            wheel=kw.pop("wheel", FA_WHEEL), env=env,
+        )  # fmt: skip
+
+    run.src = src
+    run.out = out
+    return run
+
+
+def test_flash_attn_builds_the_ck_wheel_for_gfx942_against_our_torch(fa_build):
+    # a Triton-backend or no-extension setting from outside must not reach setup.py
+    r = fa_build(
+        "gfx942",
+        env={
+            "FLASH_ATTENTION_TRITON_AMD_ENABLE": "TRUE",
+            "FLASH_ATTENTION_SKIP_CUDA_BUILD": "TRUE",
+        },
+    )
+    assert r.proc.returncode == 0, r.proc.stderr
+    # no pyproject.toml: nothing to install first, and no build isolation
+    assert r.calls("install") == []
+    (wheel,) = r.calls("wheel")
+    assert wheel.split() == [
+        "pip", "wheel", "--no-deps", "--wheel-dir", str(fa_build.out), "--verbose",
+        "--no-build-isolation", ".",
+    ]  # fmt: skip
+    env = r.env()
+    assert env["BUILD_TARGET"] == "rocm" and env["GPU_ARCHS"] == "gfx942"
+    assert env["PYTORCH_ROCM_ARCH"] == "gfx942"
+    assert env["FLASH_ATTENTION_FORCE_BUILD"] == "TRUE"  # no prebuilt wheel download
+    assert env["FLASH_ATTENTION_TRITON_AMD_ENABLE"] == "FALSE"
+    assert env["FLASH_ATTENTION_SKIP_CUDA_BUILD"] == "FALSE"
+    # build-env.sh's compiler cache and MAX_JOBS (setup.py keeps a MAX_JOBS it is given)
+    for var in ("CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER",
+                "CMAKE_HIP_COMPILER_LAUNCHER", "HIP_CLANG_LAUNCHER"):  # fmt: skip
+        assert env[var] == "ccache", var
+    assert int(env["MAX_JOBS"]) >= 1
+    assert sorted(p.name for p in fa_build.out.iterdir()) == [FA_WHEEL]
+    assert f"build-flash-attn: {FA_WHEEL} for gfx942" in r.proc.stdout
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1201"])
+def test_flash_attn_is_not_built_on_rdna_and_says_why(fa_build, arch):
+    (fa_build.src / "setup.py").unlink()  # nothing of the source tree is read
+    r = fa_build(arch)
+    assert r.proc.returncode == 0, r.proc.stderr
+    assert r.lines == []  # no pip call at all
+    assert [p.name for p in fa_build.out.iterdir()] == ["NOT-BUILT"]
+    (why,) = (fa_build.out / "NOT-BUILT").read_text().splitlines()
+    assert "gfx90a gfx942 gfx950 only" in why and f"on {arch} vLLM uses PyTorch's SDPA" in why
+    assert "build-flash-attn: not built:" in r.proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("arch", "message"),
+    [
+        ("gfx942;gfx950", "--arch takes one GPU arch (gfx942), not 'gfx942;gfx950'"),
+        ("", "--arch is empty"),
+    ],
+)
+def test_flash_attn_takes_one_arch(fa_build, arch, message):
+    r = fa_build(arch)
+    assert r.proc.returncode == 1 and message in r.proc.stderr, r.proc.stderr
+    assert r.lines == [] and not fa_build.out.exists()
+
+
+def test_flash_attn_needs_setup_py_and_composable_kernel(fa_build):
+    (fa_build.src / FA_CK).unlink()
+    r = fa_build("gfx950")
+    assert r.proc.returncode == 1, r.proc.stderr
+    assert (
+        "no csrc/composable_kernel in" in r.proc.stderr and "with its submodules" in r.proc.stderr
+    )
+    (fa_build.src / "setup.py").unlink()
+    r = fa_build("gfx950")
+    assert r.proc.returncode == 1 and "no setup.py in" in r.proc.stderr
+    assert r.lines == []
+
+
+def test_flash_attn_refuses_a_wheel_without_its_extension(fa_build):
+    r = fa_build("gfx90a", members="flash_attn/__init__.py flash_attn/flash_attn_interface.py")
+    assert r.proc.returncode == 1
+    assert f"build-flash-attn: {FA_WHEEL} has no flash_attn_2_cuda extension" in r.proc.stderr
+
+
+def test_flash_attn_refuses_a_build_without_exactly_one_flash_attn_wheel(fa_build):
+    r = fa_build("gfx942", wheel="other-1.0-cp314-cp314-linux_x86_64.whl")
+    assert r.proc.returncode == 1 and "made no flash_attn wheel in" in r.proc.stderr
+    (fa_build.out / "other-1.0-cp314-cp314-linux_x86_64.whl").unlink()
+    (fa_build.out / "flash_attn-2.8.2-cp314-cp314-linux_x86_64.whl").write_text("")
+    r = fa_build("gfx942")
+    assert r.proc.returncode == 1 and "more than one flash_attn wheel in" in r.proc.stderr
+
+
+def test_flash_attn_not_built_refuses_an_out_dir_holding_files(fa_build):
+    fa_build.out.mkdir()
+    (fa_build.out / FA_WHEEL).write_text("")
+    r = fa_build("gfx1100")
+    assert r.proc.returncode == 1 and "is not empty" in r.proc.stderr
+    assert not (fa_build.out / "NOT-BUILT").exists()
+
+
+@pytest.fixture
+def fa_fetch(tmp_path):
+    """build-flash-attn.sh fetch beside a fake fetch-source.sh that records its arguments."""
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "build-flash-attn.sh").write_text((SCRIPTS / "build-flash-attn.sh").read_text())
+    (scripts / "fetch-source.sh").write_text(
+        "#!/bin/bash\n"
+        'echo "fetch-source $*" >>"$FAKE_LOG"\n'
+        '[ "${FAKE_CK:-yes}" = no ] && exit 0\n'
+        f'mkdir -p "$(dirname "$3/{FA_CK}")" && : >"$3/{FA_CK}"\n'
+    )
+    (scripts / "fetch-source.sh").chmod(0o755)
+    log = tmp_path / "fetch.log"
+    dest = tmp_path / "src" / "flash-attention"
+
+    def run(*args: str, env: dict | None = None):
+        log.unlink(missing_ok=True)
+        proc = subprocess.run(
+            ["bash", str(scripts / "build-flash-attn.sh"), *args],
+            env=dict(os.environ, FAKE_LOG=str(log), **(env or {})),
+            capture_output=True, text=True,
+        )  # fmt: skip
+        return proc, (log.read_text().splitlines() if log.exists() else [])
+
+    run.dest = dest
+    return run
+
+
+def test_flash_attn_fetches_the_pinned_commit_with_its_submodules_on_gfx950(fa_fetch):
+    proc, lines = fa_fetch("fetch", "--arch", "gfx950", FA_URL, FA_REF, str(fa_fetch.dest))
+    assert proc.returncode == 0, proc.stderr
+    assert lines == [f"fetch-source {FA_URL} {FA_REF} {fa_fetch.dest} --recursive"]
+
+
+def test_flash_attn_fetches_nothing_on_rdna(fa_fetch):
+    proc, lines = fa_fetch("fetch", "--arch", "gfx1151", FA_URL, FA_REF, str(fa_fetch.dest))
+    assert proc.returncode == 0, proc.stderr
+    assert lines == [] and not fa_fetch.dest.exists()
+    assert "build-flash-attn: nothing to fetch for gfx1151:" in proc.stdout
+
+
+def test_flash_attn_fetch_fails_without_composable_kernel(fa_fetch):
+    proc, _ = fa_fetch(
+        "fetch", "--arch", "gfx942", FA_URL, FA_REF, str(fa_fetch.dest), env={"FAKE_CK": "no"}
+    )
+    assert proc.returncode == 1
+    assert f"{FA_URL} {FA_REF} has no csrc/composable_kernel/example" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "usage: build-flash-attn.sh fetch --arch ARCH URL REF SRC_DIR | build"),
+        (("build", "gfx942", "src", "out"), "usage: build-flash-attn.sh"),
+        (("fetch", "--arch", "gfx942", FA_URL, FA_REF), "usage: build-flash-attn.sh"),
+        (("build", "--arch", "gfx942", "src"), "usage: build-flash-attn.sh"),
+        (("install", "--arch", "gfx942", "src", "out"), "unknown command 'install'"),
+    ],
+)
+def test_flash_attn_usage_errors(fa_fetch, args, message):
+    proc, lines = fa_fetch(*args)
+    assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1  # one line
+    assert lines == []
+
+
+def test_flash_attn_help(fa_fetch):
+    proc, _ = fa_fetch("--help")
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert "Usage: build-flash-attn.sh fetch --arch ARCH URL REF SRC_DIR" in proc.stdout
+    assert "FLASH_ATTENTION_FORCE_BUILD=TRUE" in proc.stdout

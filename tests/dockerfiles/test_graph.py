@@ -232,3 +232,37 @@ def test_vllm_builds_its_rust_parts_and_triton_kernels_from_sources_fetched_befo
         build.body
     )
     assert "vllm/vllm-rs vllm/_rust_tool_parser" in build.body
+
+
+def test_vllm_builds_flash_attention_on_every_arch_run_and_installs_it_when_built():
+    stages = {s.name: s for s in PARSED["docker/Dockerfile.vllm"].stages}
+    runs = [ins for ins in stages["vllm-build"].instructions if ins.keyword == "RUN"]
+    (wheel,) = [i for i in runs if "build-wheel.sh" in i.body]
+    fa = [i for i in runs if "build-flash-attn.sh" in i.body]
+    # should fetch (with the mirrors) and then build, both after the vllm wheel,
+    # each step deciding by the arch inside the script (every RUN runs on every arch)
+    assert [i.body.split()[1] for i in fa] == ["fetch", "build"]
+    assert runs.index(wheel) < runs.index(fa[0]) < runs.index(fa[1])
+    assert all('--arch "${PYTORCH_ROCM_ARCH}"' in i.body for i in fa)
+    assert "https://github.com/Dao-AILab/flash-attention.git" in fa[0].body
+    assert '"${FLASH_ATTN_REF}" /src/flash-attention' in fa[0].body
+    assert fa[1].body.split()[-2:] == ["/src/flash-attention", "/wheels-fa"]
+    assert {"/root/.cache/ccache"} <= {m.get("target") for m in fa[1].mounts()}
+    # the wheel target keeps only the vllm wheel
+    copies = [i for i in stages["wheel"].instructions if i.keyword == "COPY"]
+    assert [(c.flags.get("from"), c.copy_sources()) for c in copies] == [
+        (["vllm-build"], ["/wheels/"])
+    ]
+    # the serving image mounts /wheels-fa and installs and checks flash_attn
+    # unless the directory says NOT-BUILT
+    (install,) = [
+        i
+        for i in stages["vllm"].instructions
+        if i.keyword == "RUN" and "install-wheels.sh" in i.body
+    ]
+    mounts = {m.get("target"): m for m in install.mounts()}
+    fa_mount = mounts["/tmp/wheels/flash-attn"]
+    assert (fa_mount.get("from"), fa_mount.get("source")) == ("vllm-build", "/wheels-fa")
+    assert "if [ -e /tmp/wheels/flash-attn/NOT-BUILT ]" in install.body
+    assert '"${fa[@]}" /tmp/wheels/vllm' in install.body
+    assert 'torchvision "${fa_libs[@]}" vllm' in install.body
