@@ -7,7 +7,8 @@ A test cannot run the Bazel that runs it, so these run after
   no action; Bazel holds descriptors only (under 1 MB for 29 images);
 - changing `--define registry=` or `--define VCS_REF=` executes no ImageBuild;
 - `bazel aquery` shows one ImageBuild action for each arch-free target
-  whatever the archs, and every ImageBuild action is local and uncached;
+  whatever the archs, and every ImageBuild action is local and uncached,
+  with no environment but Bazel's fixed PATH in its key;
 - an unknown `--define arch` fails analysis and lists the known archs; so
   do a misspelled `--define` key and a bad `--define registry=`; asking
   aiter-wheel (gfx942, gfx950 only) for gfx1201 fails analysis in one line
@@ -156,8 +157,16 @@ def _aquery():
         info = {kv["key"]: kv["value"] for kv in action.get("executionInfo", [])}
         for key in ("local", "no-remote", "no-remote-cache"):
             assert key in info, f"{labels[action['targetId']]} lacks {key}"
+        # where this machine's engine, docker config, staging and mirrors are is in
+        # no action key (tools/client_env.py), and PATH is Bazel's fixed one
+        env = {kv["key"]: kv["value"] for kv in action.get("environmentVariables", [])}
+        assert set(env) <= {"PATH"}, f"{labels[action['targetId']]} keys on {sorted(env)}"
+        assert env.get("PATH", "/bin:/usr/bin:/usr/local/bin") == "/bin:/usr/bin:/usr/local/bin"
     # (embedded staging: loopback blobs, so descriptors stay out of every cache)
-    return f"{len(graph['actions'])} ImageBuild actions in the graph, triton-wheel: 1"
+    return (
+        f"{len(graph['actions'])} ImageBuild actions in the graph, triton-wheel: 1;"
+        " environment: PATH only"
+    )
 
 
 @check("unknown --define arch fails analysis listing the known archs")

@@ -21,14 +21,23 @@ and from the cache directory itself:
   no CAS entry is larger than the largest output of a cacheable action (a
   cache size bound that an uploaded image would break).
 
+Then the team check (`team`), as a team hits it: machine C (this checkout,
+this engine, output base C) builds //tests/e2e:pytorch.gfx950 into a shared
+loopback staging registry (`--define staging=127.0.0.1:PORT/team`) with the
+same cache; machine D (a copy of the checkout in another directory, a second
+private engine with its own socket and docker config, output base D) builds
+the same target and must run 0 ImageBuild actions (all cache hits), then
+load one of them into its own engine and build a child on them.
+
 Prints `PASS: ...`/`FAIL: ...` per check, the hit rate, the cache size and the
 wall times of A and B, then `remote cache checks: N passed, M failed`; exits
 non-zero on any failure. nginx, both Bazel servers and every temporary file
 (output bases included) are gone at the end, whatever happens.
 
-Needs: the Docker engine (`eval "$(python3 -m tools.engine env)"`;
-DOCKER_HOST/DOCKER_CONFIG are passed to the actions by .bazelrc) and
-`rocm-pytorch-sid-run` (tools/bootstrap.sh). Python 3.11, stdlib only.
+Needs: the Docker engine (`eval "$(python3 -m tools.engine env)"`; the
+actions learn DOCKER_HOST/DOCKER_CONFIG outside their keys, see
+tools/client_env.py) and `rocm-pytorch-sid-run` (tools/bootstrap.sh).
+Python 3.11, stdlib only.
 
     python3 .ci/remote_cache_check.py [--keep]
 """
@@ -40,6 +49,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import string
@@ -295,6 +305,155 @@ def bazel_run(
     return rc == 0 and exec_log.exists(), tail, wall, critical
 
 
+# ---- the team check: two machines, one cache, one staging ------------------
+
+# The images machine C builds and machine D must get from the cache: the
+# fixture pytorch image and its parents (stand-in upstream, rocm-runtime,
+# base, pytorch-src, triton-wheel). D then loads one and builds a child.
+TEAM_TARGET = "//tests/e2e:pytorch.gfx950"
+TEAM_LOAD = "//tests/e2e:pytorch-base.gfx950.load"
+TEAM_CHILD = "//tests/e2e:pytorch-wheel.gfx950"
+
+
+def copy_checkout(dest: Path) -> None:
+    """The checkout's files (tracked, and new ones git does not ignore) in a second
+    directory: another clone, with this one's uncommitted changes."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for name in filter(None, (n.decode() for n in listed)):
+        src = REPO / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+
+
+def engine_env(state_dir: Path, command: str) -> dict[str, str]:
+    """`python3 -m tools.engine --dir DIR COMMAND --private` for a second engine: its
+    exported variables (env), or {} (stop)."""
+    from tools import engine
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools.engine", "--dir", str(state_dir), command, "--private"]
+        if command == "env"
+        else [sys.executable, "-m", "tools.engine", "--dir", str(state_dir), command],
+        env=engine.unpointed_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=command == "env",
+    )
+    return dict(
+        line.removeprefix("export ").split("=", 1)
+        for line in proc.stdout.splitlines()
+        if line.startswith("export ") and not line.startswith("export PATH")
+    )
+
+
+def staging_env(state_dir: Path, port: int) -> dict[str, str]:
+    return dict(
+        os.environ, ROCM_PYTORCH_STAGING_DIR=str(state_dir), ROCM_PYTORCH_STAGING_PORT=str(port)
+    )
+
+
+def team(workdir: Path, nginx: Nginx, extra: list[str]) -> None:
+    """Machine C (this checkout, this engine) and machine D (a second checkout in another
+    directory, a second engine with its own socket and docker config, its own output
+    base) share the HTTP cache and a staging registry: D must run no ImageBuild."""
+    clone = workdir / "clone-d"
+    copy_checkout(clone)
+    staging_dir, port = workdir / "team-staging", free_port()
+    subprocess.run(  # the sid tree's Python: docker-registry is in that tree
+        ["rocm-pytorch-sid-run", "python3", "-m", "tools.staging", "start"],
+        cwd=REPO,
+        env=staging_env(staging_dir, port),
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    engine_d = Path(tempfile.mkdtemp(prefix="rpd-", dir="/tmp"))  # short socket paths
+    bazel_c = ScratchBazel(workdir / "output-base-c", timeout=BAZEL_TIMEOUT)
+    bazel_d = ScratchBazel(workdir / "output-base-d", timeout=BAZEL_TIMEOUT, cwd=clone)
+    shared = [
+        "--config=ci",
+        f"--remote_cache={nginx.url}",
+        "--disk_cache=",
+        f"--define=staging=127.0.0.1:{port}/team",
+        *extra,
+    ]
+    try:
+        env_d = dict(os.environ, **engine_env(engine_d / "e", "env"))
+        differ = [k for k in ("DOCKER_HOST", "DOCKER_CONFIG") if env_d.get(k) == os.environ.get(k)]
+        if not report(
+            "team: a second engine for machine D (own socket and docker config)",
+            not differ,
+            f"C: {os.environ.get('DOCKER_HOST')}, D: {env_d.get('DOCKER_HOST')}",
+        ):
+            return
+        log_c, log_d, log_child = (workdir / f"exec-{n}.json" for n in ("c", "d", "child"))
+        run = bazel_c.run("build", TEAM_TARGET, *shared, f"--execution_log_json_file={log_c}")
+        built = [s for s in read_exec_log(log_c) if is_image(s)] if log_c.exists() else []
+        ran_c = [s for s in built if not remote_hit(s)]
+        if not report(
+            "team: machine C builds into the shared staging and uploads",
+            run.rc == 0 and bool(ran_c),
+            f"{len(ran_c)} ImageBuild actions ran, {run.wall:.1f}s",
+        ):
+            info(run.stderr[-3000:].replace("\n", "\n  "))
+            return
+        bazel_c.shutdown()
+
+        run = bazel_d.run(
+            "build", TEAM_TARGET, *shared, f"--execution_log_json_file={log_d}", env=env_d
+        )
+        images_d = [s for s in read_exec_log(log_d) if is_image(s)] if log_d.exists() else []
+        ran_d = [label(s) for s in images_d if not remote_hit(s)]
+        report(
+            "team: machine D (other directory, engine, output base) runs 0 ImageBuild actions",
+            run.rc == 0 and not ran_d and len(images_d) == len(built),
+            f"C ran {len(ran_c)}, D ran {len(ran_d)} and got {len(images_d) - len(ran_d)} from"
+            f" the cache, {run.wall:.1f}s"
+            + "".join(f"\n    ran on D: {n}" for n in ran_d)
+            + ("" if run.rc == 0 else "\n  " + run.stderr[-3000:].replace("\n", "\n  ")),
+        )
+        run = bazel_d.run("run", TEAM_LOAD, *shared, env=env_d)
+        loaded = [line for line in run.stdout.splitlines() if line.startswith("loaded ")]
+        report(
+            "team: machine D loads a cached image into its own engine",
+            run.rc == 0 and bool(loaded),
+            "; ".join(loaded) or run.stderr[-2000:],
+        )
+        run = bazel_d.run(
+            "build", TEAM_CHILD, *shared, f"--execution_log_json_file={log_child}", env=env_d
+        )
+        child = [s for s in read_exec_log(log_child) if is_image(s)] if log_child.exists() else []
+        report(
+            "team: machine D builds a child on the cached parents",
+            run.rc == 0
+            and [label(s).rpartition("//")[2] for s in child if not remote_hit(s)]
+            == [TEAM_CHILD.removeprefix("//")],
+            f"ran: {', '.join(label(s) for s in child if not remote_hit(s)) or 'nothing'}"
+            + ("" if run.rc == 0 else "\n  " + run.stderr[-3000:].replace("\n", "\n  ")),
+        )
+    finally:
+        bazel_c.shutdown()
+        bazel_d.shutdown()
+        engine_env(engine_d / "e", "stop")
+        rmtree(engine_d)
+        subprocess.run(
+            ["rocm-pytorch-sid-run", "python3", "-m", "tools.staging", "stop"],
+            cwd=REPO,
+            env=staging_env(staging_dir, port),
+            capture_output=True,
+            check=False,
+            timeout=60,
+        )
+
+
 def check(workdir: Path, extra: list[str]) -> None:
     if not os.environ.get("DOCKER_HOST"):
         report(
@@ -389,6 +548,8 @@ def check(workdir: Path, extra: list[str]) -> None:
             + "".join(f"\n    uploaded: {p}" for p in leaked)
             + "".join(f"\n    CAS entry over the bound: {d} ({cas[d]} B)" for d in too_big),
         )
+
+        team(workdir, nginx, extra)
 
         total = sum(cas.values()) + sum(ac.values())
         print(

@@ -55,8 +55,11 @@ class ScratchBazel:
             *args,
         ]
 
-    def run(self, *args: str, timeout: float | None = None) -> BazelRun:
-        """Run `bazel <args>`; on a timeout (default: the instance's) exit code 124."""
+    def run(
+        self, *args: str, timeout: float | None = None, env: dict[str, str] | None = None
+    ) -> BazelRun:
+        """Run `bazel <args>` (with ``env``, default this process's); on a timeout
+        (default: the instance's) exit code 124."""
         self.calls += 1
         timeout = self.timeout if timeout is None else timeout
         cmd = self.command(*args)
@@ -70,6 +73,7 @@ class ScratchBazel:
                 text=True,
                 timeout=timeout,
                 check=False,
+                env=env,
             )
         except subprocess.TimeoutExpired as e:
             err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else ""

@@ -27,6 +27,15 @@ if [ "${ROCM_PYTORCH_STAGING_AUTOSTART:-1}" != 0 ] && command -v python3 >/dev/n
     >/dev/null 2>&1 || true
 fi
 
+# Where this user's engine, staging and mirrors are (DOCKER_HOST,
+# DOCKER_CONFIG, ROCM_PYTORCH_*_DIR, ...), as volatile keys: the Docker actions
+# read them from volatile-status.txt, which no action declares, so they are in
+# no action key and another machine's cache entries stay hits
+# (tools/client_env.py).
+if command -v python3 >/dev/null 2>&1; then
+  python3 -m tools.client_env status 2>/dev/null || true
+fi
+
 if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   exit 0
 fi

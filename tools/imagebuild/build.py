@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools import daemon, engine, mirrors
+from tools import client_env, daemon, engine, mirrors
 from tools.imagebuild import builders
 from tools.registry.client import RegistryClient
 from tools.registry.errors import RegistryError
@@ -273,7 +273,7 @@ def hints(tail: list[str], spec: dict, builder: str = "") -> list[str]:
         out.append(
             f"no Docker engine answers at DOCKER_HOST={os.environ.get('DOCKER_HOST', '(unset)')}:"
             " start one, or point DOCKER_HOST at a running engine before `bazel build`"
-            " (.bazelrc passes DOCKER_HOST and DOCKER_CONFIG to the image builds)"
+            " (the image builds take DOCKER_HOST and DOCKER_CONFIG from that shell)"
         )
     upstream = spec.get("upstream") or ""
     name = upstream.rsplit(":", 1)[0]
@@ -469,6 +469,7 @@ def run(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    client_env.apply()  # this user's engine, staging and mirrors: not in the action key
     try:
         run(args)
     except BuildError as e:

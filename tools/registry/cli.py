@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tools import client_env
 from tools.daemon import user_path
 from tools.registry import verify
 from tools.registry.client import LIMITS, MiB, RegistryClient, split_registry
@@ -556,6 +557,7 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    client_env.apply()  # in the ImageLayout action: this user's staging (not in its key)
     try:
         if getattr(args, "registry", None):
             split_registry(args.registry)  # no credentials in it, nor in what is printed

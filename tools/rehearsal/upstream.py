@@ -29,7 +29,7 @@ from pathlib import Path
 
 from compression import zstd
 
-from tools import daemon, mirrors
+from tools import client_env, daemon, mirrors
 from tools.mirrors import fetch
 from tools.registry.client import RegistryClient
 from tools.registry.errors import RegistryError
@@ -268,6 +268,7 @@ def run(args: argparse.Namespace) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    client_env.apply()  # this user's staging and mirrors: not in the action key
     try:
         run(args)
     except (UpstreamError, StandInError, mirrors.MirrorError) as e:
