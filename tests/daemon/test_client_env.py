@@ -40,7 +40,7 @@ def execroot(tmp_path: Path) -> Path:
 
 def test_apply_in_an_execution_root_fills_in_what_the_action_lacks(tmp_path, monkeypatch):
     root = execroot(tmp_path)
-    lines = client_env.status_lines(CLIENT) + ["BUILD_TIMESTAMP 1", "ROCM_PYTORCH_CLIENT_PATH /x"]
+    lines = [*client_env.status_lines(CLIENT), "BUILD_TIMESTAMP 1", "ROCM_PYTORCH_CLIENT_PATH /x"]
     (root / client_env.STATUS_FILE).write_text("\n".join(lines) + "\n")
     monkeypatch.chdir(root)
     environ = {"DOCKER_CONFIG": "/given/by/the/action"}

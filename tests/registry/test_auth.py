@@ -35,10 +35,107 @@ def test_credentials_from_auth_field_and_username_password(tmp_path):
     assert credentials_for("x", tmp_path / "missing.json") is None
 
 
-def test_credential_helper_is_named_not_called(tmp_path):
+# A credential helper that speaks docker's protocol: `get`, the server on
+# stdin, JSON on stdout; "credentials not found" (exit 1) for an unknown one.
+HELPER = r"""#!/bin/sh
+[ "$1" = get ] || { echo "unknown action $1" >&2; exit 2; }
+read -r server
+echo "$server" >>"${0%/*}/asked"
+case "$server" in
+  reg.example:5000)
+    printf '{"ServerURL":"%s","Username":"AWS","Secret":"s3cret-token"}' "$server" ;;
+  broken.example)
+    echo "error getting credentials - err: exit status 1, out: keyring locked" >&2; exit 1 ;;
+  garbled.example) echo "not json" ;;
+  token.example)
+    printf '{"ServerURL":"%s","Username":"<token>","Secret":"r3fresh"}' "$server" ;;
+  *) echo "credentials not found in native keychain" >&2; exit 1 ;;
+esac
+"""
+
+
+@pytest.fixture
+def helper(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "docker-credential-fake"
+    exe.write_text(HELPER)
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    return bin_dir
+
+
+@pytest.mark.parametrize("key", ["credsStore", "credHelpers"])
+def test_a_credential_helper_gives_the_credentials(tmp_path, helper, key):
+    value = "fake" if key == "credsStore" else {"reg.example:5000": "fake"}
+    # with a helper, the auths entry is docker's placeholder, never the credentials
+    config = write_config(tmp_path, {key: value, "auths": {"reg.example:5000": {}}})
+    assert credentials_for("reg.example:5000", config) == ("AWS", "s3cret-token")
+    assert (helper / "asked").read_text() == "reg.example:5000\n"
+
+
+def test_a_credential_helper_without_the_server_means_anonymous(tmp_path, helper):
+    config = write_config(tmp_path, {"credsStore": "fake"})
+    assert credentials_for("other.example", config) is None
+
+
+def test_credhelpers_of_another_registry_leave_auths_in_use(tmp_path, helper):
+    auth = base64.b64encode(b"ci:pw").decode()
+    config = write_config(
+        tmp_path,
+        {"credHelpers": {"reg.example:5000": "fake"}, "auths": {"b.example": {"auth": auth}}},
+    )
+    assert credentials_for("b.example", config) == ("ci", "pw")
+    assert not (helper / "asked").exists()
+
+
+@pytest.mark.parametrize(
+    "server, message",
+    [
+        ("broken.example", "it failed (exit 1): error getting credentials - err: exit status 1"),
+        ("garbled.example", "its answer is not the helper protocol's JSON (Username, Secret)"),
+        ("token.example", "it holds an identity token (OAuth refresh token)"),
+    ],
+)
+def test_a_failing_credential_helper_is_named(tmp_path, helper, server, message):
+    config = write_config(tmp_path, {"credsStore": "fake"})
+    with pytest.raises(RegistryError) as e:
+        credentials_for(server, config)
+    assert str(e.value).startswith(
+        f"{config}: credentials for {server} live in the credential helper 'docker-credential-fake'"
+    )
+    assert message in str(e.value)
+
+
+def test_a_missing_credential_helper_is_named_with_the_fix(tmp_path, helper):
     config = write_config(tmp_path, {"credsStore": "desktop"})
-    with pytest.raises(RegistryError, match="docker-credential-desktop"):
+    with pytest.raises(RegistryError, match="'docker-credential-desktop', which is not on PATH"):
         credentials_for("reg.example", config)
+
+
+def test_the_helper_runs_only_when_the_registry_asks(tmp_path, helper, monkeypatch):
+    """Basic challenge: the helper's credentials answer it; no 401, no helper run."""
+    seen = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers.get("Authorization"))
+        if request.url.path == "/v2/open/blobs/sha256:x":
+            return httpx.Response(200)
+        if (
+            request.headers.get("Authorization")
+            == "Basic " + base64.b64encode(b"AWS:s3cret-token").decode()
+        ):
+            return httpx.Response(200)
+        return httpx.Response(401, headers={"WWW-Authenticate": 'Basic realm="r"'})
+
+    config = write_config(tmp_path, {"credsStore": "fake"})
+    auth = RegistryAuth("reg.example:5000", lambda: credentials_for("reg.example:5000", config))
+    client = httpx.Client(transport=httpx.MockTransport(handler), auth=auth)
+    assert client.head("https://reg.example:5000/v2/open/blobs/sha256:x").status_code == 200
+    assert not (helper / "asked").exists()  # nobody asked for credentials yet
+    assert client.head("https://reg.example:5000/v2/ns/a/blobs/sha256:x").status_code == 200
+    assert (helper / "asked").read_text() == "reg.example:5000\n"
+    assert seen[-1].startswith("Basic ")
 
 
 def test_bearer_challenge_fetches_a_token_for_the_scope_and_retries():
@@ -115,7 +212,10 @@ def test_a_credential_helper_only_matters_when_the_registry_asks(tmp_path, monke
 
     (tmp_path / "config.json").write_text(json.dumps({"credsStore": "desktop"}))
     monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no docker-credential-desktop
     client = RegistryClient("127.0.0.1:9")  # anonymous registries still work
+    assert client.credentials_note == ""  # nobody asked yet
+    assert client.http.auth.creds is None  # the registry asks: the helper is missing
     assert "docker-credential-desktop" in client.credentials_note
     with pytest.raises(RegistryError, match=r"401 unauthorized.*docker-credential-desktop"):
         client.check(httpx.Response(401), "HEAD x", (200,))

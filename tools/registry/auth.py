@@ -1,8 +1,14 @@
 """Registry credentials from the standard docker config, and the token flow.
 
 Credentials come from `$DOCKER_CONFIG/config.json` (default
-`~/.docker/config.json`), the `auths` entries docker login writes
-(`auth` = base64 "user:password", or `username`/`password`). On a 401 the
+`~/.docker/config.json`), as the docker CLI reads them: the registry's
+`credHelpers` entry, else `credsStore`, names a credential helper
+(`docker-credential-<name> get`, the server on stdin, JSON `Username` and
+`Secret` on stdout: the protocol of ECR's, GCR's, ACR's, pass and
+secretservice); else the `auths` entries docker login writes (`auth` =
+base64 "user:password", or `username`/`password`). They are looked up only
+when a registry asks for them (a 401), so anonymous and loopback registries
+never run a helper. On a 401 the
 registry's `WWW-Authenticate` challenge decides: Basic sends the
 credentials, Bearer fetches a token from the realm (with the credentials,
 if any) for the challenged scopes and retries. Once a realm is known, a
@@ -18,7 +24,9 @@ import binascii
 import json
 import os
 import re
-from collections.abc import Generator, Iterable
+import shutil
+import subprocess
+from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 
 import httpx
@@ -32,7 +40,50 @@ _ORDER = {"pull": 0, "push": 1, "delete": 2}
 
 
 class CredentialHelper(RegistryError):
-    """The credentials live in a docker credential helper, which this tool does not call."""
+    """A docker credential helper could not give the credentials (missing, failed)."""
+
+
+HELPER_TIMEOUT = 60.0  # a helper may ask a keyring or a cloud's metadata service
+_NOT_FOUND = "credentials not found"  # the protocol's answer for an unknown server
+
+
+def helper_credentials(helper: str, host: str, path: Path) -> tuple[str, str] | None:
+    """(user, secret) from `docker-credential-<helper> get` for ``host``; None if it has none."""
+    exe = shutil.which(f"docker-credential-{helper}")
+    where = (
+        f"{path}: credentials for {host} live in the credential helper 'docker-credential-{helper}'"
+    )
+    if exe is None:
+        raise CredentialHelper(
+            f"{where}, which is not on PATH; install it, or run `docker login {host}`"
+            " with a config without it"
+        )
+    try:
+        proc = subprocess.run(
+            [exe, "get"], input=host, capture_output=True, text=True, timeout=HELPER_TIMEOUT
+        )
+    except subprocess.TimeoutExpired:
+        raise CredentialHelper(f"{where}: it gave no answer in {HELPER_TIMEOUT:.0f} s") from None
+    except OSError as e:
+        raise CredentialHelper(f"{where}: it cannot run ({e.strerror})") from None
+    said = " ".join((proc.stdout + proc.stderr).split())
+    if proc.returncode != 0:
+        if _NOT_FOUND in said.lower():
+            return None
+        raise CredentialHelper(f"{where}: it failed (exit {proc.returncode}): {said[:300]}")
+    try:
+        answer = json.loads(proc.stdout)
+        user, secret = answer["Username"], answer["Secret"]
+    except (ValueError, KeyError, TypeError):
+        raise CredentialHelper(
+            f"{where}: its answer is not the helper protocol's JSON (Username, Secret)"
+        ) from None
+    if user == "<token>":
+        raise CredentialHelper(
+            f"{where}: it holds an identity token (OAuth refresh token), which this tool does"
+            " not exchange; log in with a user and password or an access token"
+        )
+    return str(user), str(secret)
 
 
 def docker_config_path() -> Path:
@@ -49,6 +100,9 @@ def credentials_for(host: str, config: Path | None = None) -> tuple[str, str] | 
         return None
     except (OSError, ValueError) as e:
         raise RegistryError(f"{path}: cannot read docker config ({e}); fix or remove it") from None
+    helper = (data.get("credHelpers") or {}).get(host) or data.get("credsStore")
+    if helper:
+        return helper_credentials(helper, host, path)
     for key, entry in (data.get("auths") or {}).items():
         name = re.sub(r"^https?://", "", key).split("/", 1)[0]
         if name != host:
@@ -66,13 +120,6 @@ def credentials_for(host: str, config: Path | None = None) -> tuple[str, str] | 
             return user, password
         if entry.get("username"):
             return entry["username"], entry.get("password", "")
-    helper = (data.get("credHelpers") or {}).get(host) or data.get("credsStore")
-    if helper:
-        raise CredentialHelper(
-            f"{path}: credentials for {host} live in the credential helper"
-            f" 'docker-credential-{helper}', which this tool does not call; run"
-            f" `docker login {host}` with a config without credsStore, or add an auths entry"
-        )
     return None
 
 
@@ -113,13 +160,31 @@ def _pairs(challenged: Iterable[str]) -> set[tuple[str, str]]:
 class RegistryAuth(httpx.Auth):
     """httpx auth: answer Basic and Bearer challenges, caching a token per repository."""
 
-    def __init__(self, host: str, creds: tuple[str, str] | None) -> None:
+    def __init__(
+        self,
+        host: str,
+        creds: tuple[str, str] | Callable[[], tuple[str, str] | None] | None,
+    ) -> None:
+        """``creds``: the credentials, or a function that finds them, called the first time
+        the registry asks (a CredentialHelper it raises is kept in ``note`` for the 401)."""
         self.host = host
-        self.creds = creds
+        self._find = creds if callable(creds) else None
+        self._creds = None if callable(creds) else creds
+        self.note = ""
         # repository ('' for /v2/_catalog) -> (the (resource, action) pairs asked, token)
         self.tokens: dict[str, tuple[frozenset[tuple[str, str]], str]] = {}
         self.realm: dict[str, str] = {}  # realm and service, once a Bearer challenge named them
         self.basic = False
+
+    @property
+    def creds(self) -> tuple[str, str] | None:
+        if self._find is not None:
+            find, self._find = self._find, None
+            try:
+                self._creds = find()
+            except CredentialHelper as e:
+                self.note = f" ({e})"
+        return self._creds
 
     def _basic_header(self) -> str:
         user, password = self.creds or ("", "")

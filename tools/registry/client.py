@@ -202,7 +202,7 @@ class RegistryClient:
     ) -> None:
         import httpx
 
-        from tools.registry.auth import RegistryAuth
+        from tools.registry.auth import RegistryAuth, credentials_for
 
         scheme, sep, bare = host.rpartition("://")
         if "@" in bare:
@@ -223,7 +223,7 @@ class RegistryClient:
         self.answered = False  # a refused connection is transient once the host has answered
         verify: bool | str = str(ca_file) if ca_file else True
         self.http = httpx.Client(
-            auth=RegistryAuth(bare, self._credentials(bare)),
+            auth=RegistryAuth(bare, lambda: credentials_for(bare)),
             verify=verify,
             timeout=httpx.Timeout(self.read_timeout, connect=min(10.0, self.read_timeout)),
             follow_redirects=True,
@@ -231,17 +231,10 @@ class RegistryClient:
         self.stats = Stats()
         self.log = log
 
-    def _credentials(self, host: str) -> tuple[str, str] | None:
-        # A credential helper we cannot call matters only if the registry
-        # asks for credentials: keep its message for a 401.
-        from tools.registry.auth import CredentialHelper, credentials_for
-
-        self.credentials_note = ""
-        try:
-            return credentials_for(host)
-        except CredentialHelper as e:
-            self.credentials_note = f" ({e})"
-            return None
+    @property
+    def credentials_note(self) -> str:
+        """Why a credential helper gave no credentials, for the 401 message ('' if none)."""
+        return getattr(self.http.auth, "note", "")
 
     def close(self) -> None:
         self.http.close()
