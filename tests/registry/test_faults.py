@@ -166,3 +166,19 @@ def test_prune_cache_refuses_keep_zero():
     result = registry_tool("prune-cache", "--registry", "127.0.0.1:9/ns", "--keep", "0")
     assert result.code == 1
     assert "--keep 0: keep at least 1" in result.err
+
+
+@pytest.mark.parametrize("status", ["403", "404", "405"])
+def test_a_refused_mount_falls_back_to_upload(registry, proxy_for, tmp_path, status):
+    """A registry that answers a cross-repository mount with an error (no mounts, no
+    access to the source) still gets every blob: uploaded, as go-containerregistry does."""
+    proxy = proxy_for(registry)
+    refuse = Fault("POST", r"/blobs/uploads/\?mount=", status, count=1000)
+    proxy.faults.append(refuse)
+    result = push_via(proxy, plan_for(tmp_path))
+    assert refuse.hits > 0, "the push tried no mount"
+    assert result.code == 0, result.err
+    assert "2/2 images pushed" in result.err
+    assert ", mounted 0," in result.err
+    assert len(registry.all_refs()) == 4
+    assert_no_dangling_tags(registry)

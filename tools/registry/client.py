@@ -158,6 +158,7 @@ class Stats:
     uploaded_blobs: int = 0
     uploaded_bytes: int = 0
     mounted_blobs: int = 0
+    refused_mounts: int = 0  # answered with an error: the blob was uploaded instead
     retries: int = 0
     by_method: dict[str, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -382,19 +383,25 @@ class RegistryClient:
         return r.status_code == 200
 
     def mount_blob(self, name: str, digest: str, source: str) -> str | None:
-        """Cross-repository mount: None once mounted, else the upload session URL.
+        """Cross-repository mount: None once mounted, else an upload session URL ('' for none).
 
         A registry that cannot mount (the source lacks the blob, or mounting is
-        off) answers 202 with an upload session; ``upload`` can use it.
+        off) answers 202 with an upload session; ``upload`` can use it. One
+        that refuses the mount with an error (403 for the source, 404, 405: no
+        mounts at all, ...) gets the blob uploaded instead, as
+        go-containerregistry does: '' (``upload`` starts its own session).
         """
         r = self.request(
             "POST", f"/v2/{name}/blobs/uploads/", params={"mount": digest, "from": source}
         )
-        self.check(r, f"mount {digest} from {source} into {name}", (201, 202))
         if r.status_code == 201:
             self.stats.add(mounted_blobs=1)
             return None
-        return urljoin(self.base + "/", r.headers["Location"])
+        if r.status_code == 202 and r.headers.get("Location"):
+            return urljoin(self.base + "/", r.headers["Location"])
+        self.stats.add(refused_mounts=1)
+        self.log(f"  mount of {digest[:19]} from {source} refused (HTTP {r.status_code}); uploading")
+        return ""
 
     def _start_upload(self, name: str) -> str:
         r = self._send("POST", f"{self.base}/v2/{name}/blobs/uploads/")
