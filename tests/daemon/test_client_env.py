@@ -71,7 +71,7 @@ def test_apply_outside_an_execution_root_or_without_a_status_file_sets_nothing(
 def test_workspace_status_prints_them_as_volatile_keys(tmp_path):
     script = Path("tools/workspace_status.sh").resolve()
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("DOCKER_", "ROCM_PYTORCH_"))},
+        **{k: v for k, v in os.environ.items() if k not in client_env.NAMES},
         **CLIENT,
         "ROCM_PYTORCH_STAGING_AUTOSTART": "0",
         "PYTHONPATH": str(Path.cwd()),

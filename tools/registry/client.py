@@ -400,7 +400,9 @@ class RegistryClient:
         if r.status_code == 202 and r.headers.get("Location"):
             return urljoin(self.base + "/", r.headers["Location"])
         self.stats.add(refused_mounts=1)
-        self.log(f"  mount of {digest[:19]} from {source} refused (HTTP {r.status_code}); uploading")
+        self.log(
+            f"  mount of {digest[:19]} from {source} refused (HTTP {r.status_code}); uploading"
+        )
         return ""
 
     def _start_upload(self, name: str) -> str:
