@@ -19,6 +19,7 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -211,6 +212,8 @@ class FaultProxy:
     faults: list[Fault] = field(default_factory=list)
     requests: list[tuple[str, str, int]] = field(default_factory=list)
     drop_headers: tuple[str, ...] = ()  # lower-case names left out of every answer
+    # (method, path, body) -> the body the client gets instead: a damaged copy or a liar
+    tamper: Callable[[str, str, bytes], bytes] | None = None
 
     def __post_init__(self) -> None:
         proxy = self
@@ -261,6 +264,8 @@ class FaultProxy:
                 conn.request(self.command, self.path, body=body, headers=headers)
                 r = conn.getresponse()
                 data = r.read()
+                if proxy.tamper is not None:
+                    data = proxy.tamper(self.command, self.path, data)
                 proxy.requests.append((self.command, self.path, r.status))
                 self.send_response(r.status)
                 for k, v in r.getheaders():

@@ -67,6 +67,40 @@ def test_a_registry_that_omits_the_digest_header_still_guards_immutable_tags(
     assert digests == {first[0].descriptor.digest}
 
 
+@pytest.mark.parametrize("by", ["digest", "tag"])
+def test_a_manifest_whose_bytes_do_not_hash_to_its_digest_is_refused(
+    tmp_path, env, registries, proxy_for, by
+):
+    """Fetched by digest, the bytes must hash to it; the digest header must name the bytes."""
+    from tools.registry.client import RegistryClient
+    from tools.registry.errors import RegistryError
+
+    staging = registries("staging")
+    image = family(staging.host, tmp_path / "a")[0]
+    d = image.descriptor
+    proxy = proxy_for(staging)
+    proxy.tamper = lambda method, path, body: (
+        body + b" " if method == "GET" and "/manifests/" in path else body
+    )
+    client = RegistryClient(proxy.host)
+    reference = d.digest if by == "digest" else d.staging_tag
+    try:
+        with pytest.raises(RegistryError) as e:
+            client.get_manifest(d.staging_name, reference)
+    finally:
+        client.close()
+    assert f"@{reference}: the manifest it sent hashes to sha256:" in str(e.value)
+    assert f"{'asked for' if by == 'digest' else 'its Docker-Content-Digest says'} {d.digest}" in (
+        str(e.value)
+    )
+    # the untampered registry answers, checked
+    clean = RegistryClient(staging.host)
+    try:
+        assert clean.get_manifest(d.staging_name, reference)[2] == d.digest
+    finally:
+        clean.close()
+
+
 # -- 2. secrets --------------------------------------------------------------------------------
 
 

@@ -93,6 +93,16 @@ def docker_config_path() -> Path:
 
 def credentials_for(host: str, config: Path | None = None) -> tuple[str, str] | None:
     """(user, password) for ``host`` from the docker config, or None."""
+    found = credentials_lookup(host, config)
+    return found() if callable(found) else found
+
+
+def credentials_lookup(
+    host: str, config: Path | None = None
+) -> tuple[str, str] | Callable[[], tuple[str, str] | None] | None:
+    """What the docker config says for ``host``: (user, password), None, or, when a credential
+    helper holds them, a function that asks it (call it only when a registry asks). A broken
+    config fails here, at once."""
     path = config or docker_config_path()
     try:
         data = json.loads(path.read_text())
@@ -102,7 +112,7 @@ def credentials_for(host: str, config: Path | None = None) -> tuple[str, str] | 
         raise RegistryError(f"{path}: cannot read docker config ({e}); fix or remove it") from None
     helper = (data.get("credHelpers") or {}).get(host) or data.get("credsStore")
     if helper:
-        return helper_credentials(helper, host, path)
+        return lambda: helper_credentials(helper, host, path)
     for key, entry in (data.get("auths") or {}).items():
         name = re.sub(r"^https?://", "", key).split("/", 1)[0]
         if name != host:

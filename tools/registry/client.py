@@ -181,6 +181,23 @@ class _Session:
     synced: bool = True  # False after a failed PATCH: ask the registry before the next
 
 
+def manifest_checked(body: bytes, reference: str, said: str | None, where: str) -> str:
+    """The sha256 digest of manifest ``body`` fetched as ``reference``, after checking it.
+
+    Fetched by digest, the bytes must hash to that digest; a registry's
+    Docker-Content-Digest header must name the bytes it sent. Neither is
+    trusted: a damaged copy or a wrong answer fails here, naming both.
+    """
+    digest = "sha256:" + hashlib.sha256(body).hexdigest()
+    for claim, what in ((reference, "asked for"), (said, "its Docker-Content-Digest says")):
+        if claim and claim.startswith("sha256:") and claim != digest:
+            raise RegistryError(
+                f"GET {where}@{reference}: the manifest it sent hashes to {digest}, but {what}"
+                f" {claim}; the registry's copy is damaged or the answer is not this manifest"
+            )
+    return digest
+
+
 class RegistryClient:
     """One registry host. ``insecure`` allows plain HTTP beyond loopback.
 
@@ -203,7 +220,7 @@ class RegistryClient:
     ) -> None:
         import httpx
 
-        from tools.registry.auth import RegistryAuth, credentials_for
+        from tools.registry.auth import RegistryAuth, credentials_lookup
 
         scheme, sep, bare = host.rpartition("://")
         if "@" in bare:
@@ -224,7 +241,7 @@ class RegistryClient:
         self.answered = False  # a refused connection is transient once the host has answered
         verify: bool | str = str(ca_file) if ca_file else True
         self.http = httpx.Client(
-            auth=RegistryAuth(bare, lambda: credentials_for(bare)),
+            auth=RegistryAuth(bare, credentials_lookup(bare)),
             verify=verify,
             timeout=httpx.Timeout(self.read_timeout, connect=min(10.0, self.read_timeout)),
             follow_redirects=True,
@@ -556,17 +573,15 @@ class RegistryClient:
         return r.headers.get("Docker-Content-Digest") or self.get_manifest(name, reference)[2]
 
     def get_manifest(self, name: str, reference: str) -> tuple[bytes, str, str]:
-        """(bytes, media type, digest): the digest the registry says, else the bytes' own."""
+        """(bytes, media type, digest): the bytes' own digest, checked (``manifest_checked``)."""
         r = self.request(
             "GET", f"/v2/{name}/manifests/{reference}", headers={"Accept": MANIFEST_TYPES}
         )
         self.check(r, f"GET {name}:{reference}", (200,))
-        return (
-            r.content,
-            r.headers.get("Content-Type", ""),
-            r.headers.get("Docker-Content-Digest")
-            or "sha256:" + hashlib.sha256(r.content).hexdigest(),
+        digest = manifest_checked(
+            r.content, reference, r.headers.get("Docker-Content-Digest"), f"{self.host}/{name}"
         )
+        return r.content, r.headers.get("Content-Type", ""), digest
 
     def put_manifest(self, name: str, reference: str, body: bytes, media_type: str) -> str:
         r = self.request(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import http.client
 
-from tools.registry.client import MANIFEST_TYPES
+from tools.registry.client import MANIFEST_TYPES, manifest_checked
 from tools.registry.errors import RegistryError
 from tools.staging.descriptor import digest_of
 
@@ -65,11 +65,12 @@ class LoopbackClient:
         return headers.get("Docker-Content-Digest") or self.get_manifest(name, reference)[2]
 
     def get_manifest(self, name: str, reference: str) -> tuple[bytes, str, str]:
-        """(bytes, media type, digest): the digest the registry says, else the bytes' own."""
+        """(bytes, media type, digest): the bytes' own digest, checked (``manifest_checked``)."""
         status, headers, body = self._request("GET", f"/v2/{name}/manifests/{reference}")
         self._check(status, f"GET {name}:{reference}", body, (200,))
-        digest = headers.get("Docker-Content-Digest")
-        return body, headers.get("Content-Type", ""), digest or digest_of(body)
+        said = headers.get("Docker-Content-Digest")
+        digest = manifest_checked(body, reference, said, f"{self.host}/{name}")
+        return body, headers.get("Content-Type", ""), digest
 
     def get_blob(self, name: str, digest: str) -> bytes:
         """A small blob (a config), checked against its digest."""
