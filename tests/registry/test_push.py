@@ -114,6 +114,29 @@ def test_plan_binary_prints_the_refs_without_images(tmp_path):
     ]
 
 
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("127.0.0.1:5492/UP", "'127.0.0.1:5492/UP': bad namespace component 'UP'; write 'up'"),
+        ("", "empty registry"),
+        ("//ns", "'//ns': bad host ''"),
+        ("-bad", "'-bad': bad host '-bad'"),
+        ("ftp://h/ns", "unknown scheme 'ftp'"),
+    ],
+)
+@pytest.mark.parametrize("command", ["push", "plan"])
+def test_the_tools_own_registry_is_held_to_the_define_registry_grammar(
+    tmp_path, command, value, message
+):
+    plan = write_plan(tmp_path, [("triton-wheel", None, "triton-wheel", None)])
+    result = registry_tool(command, "--plan", str(plan), f"--registry={value}")
+    # should refuse before any request, in one line, as `--define registry=` does
+    assert result.code == 2, result
+    assert result.err.startswith("registry: error: --registry: ")
+    assert message in result.err
+    assert result.err.count("\n") == 1 and result.out == ""
+
+
 NOT_BUILT = (
     "aiter-wheel is not built for gfx1201: images/catalog.toml builds it for gfx942,"
     " gfx950 only (targets.aiter-wheel.archs)"

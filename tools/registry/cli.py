@@ -559,8 +559,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     client_env.apply()  # in the ImageLayout action: this user's staging (not in its key)
     try:
-        if getattr(args, "registry", None):
-            split_registry(args.registry)  # no credentials in it, nor in what is printed
+        if getattr(args, "registry", None) is not None:
+            if "@" in args.registry:  # credentials: refused, never printed, `docker login`
+                split_registry(args.registry)
+            # then the grammar `--define registry=` is held to (tagconf)
+            from tools.tagconf.registry import check_registry
+
+            args.registry = check_registry(args.registry)
         if hasattr(args, "timeout"):
             LIMITS.timeout, LIMITS.chunk_size = args.timeout, args.chunk_size * MiB
         return COMMANDS[args.command](args)
