@@ -76,7 +76,9 @@ class Run:
             )
         return proc
 
-    def build(self, *targets: str, config: bool = True) -> tuple[dict[str, int], float]:
+    def build(
+        self, *targets: str, config: bool = True, extra: tuple[str, ...] = ()
+    ) -> tuple[dict[str, int], float]:
         """Build ``targets``; ({mnemonic: spawns run} of the image builds, wall seconds)."""
         log = self.root / f"exec-{time.monotonic_ns()}.json"
         start = time.monotonic()
@@ -84,14 +86,17 @@ class Run:
             "build",
             *targets,
             *(["--config=rehearsal"] if config else []),
+            *extra,
             f"--execution_log_json_file={log}",
         )
         wall = time.monotonic() - start
         spawns = read_exec_log(log)
         return {m: sum(1 for s in spawns if s.get("mnemonic") == m) for m in BUILDS}, wall
 
-    def descriptor(self, target: str) -> Path:
-        out = self.bazel("cquery", target, "--config=rehearsal", "--output=files").stdout.split()
+    def descriptor(self, target: str, *extra: str) -> Path:
+        out = self.bazel(
+            "cquery", target, "--config=rehearsal", *extra, "--output=files"
+        ).stdout.split()
         return REPO / next(f for f in out if f.endswith(".json") and not f.endswith(".spec.json"))
 
 
@@ -196,14 +201,25 @@ def main() -> int:
     @check("the stand-in is reproducible: rebuilt into another staging, the same digest")
     def _reproducible():
         first = json.loads(paths["upstream"].read_text())["digest"]
-        other = Run(run.root / "again")  # another staging registry: the action runs again
+        # another staging registry, named with --define staging= (where this machine's
+        # own staging is lives outside the action keys): the action runs again
+        other = Run(run.root / "again")
         other.mirrors.write_text(run.mirrors.read_text())
+        port = other.env["ROCM_PYTORCH_STAGING_PORT"]
+        subprocess.run(  # the sid tree's Python: docker-registry is in that tree
+            ["rocm-pytorch-sid-run", "python3", "-m", "tools.staging", "start"],
+            cwd=REPO,
+            env=other.env,
+            capture_output=True,
+            check=True,
+        )
+        elsewhere = (f"--define=staging=127.0.0.1:{port}/again",)
         try:
-            spawns, wall = other.build(UPSTREAM, config=False)
-            second = json.loads(other.descriptor(UPSTREAM).read_text())["digest"]
+            spawns, wall = other.build(UPSTREAM, config=False, extra=elsewhere)
+            second = json.loads(other.descriptor(UPSTREAM, *elsewhere).read_text())["digest"]
         finally:
             subprocess.run(
-                [sys.executable, "-m", "tools.staging", "stop"],
+                ["rocm-pytorch-sid-run", "python3", "-m", "tools.staging", "stop"],
                 cwd=REPO,
                 env=other.env,
                 capture_output=True,
