@@ -189,7 +189,7 @@ def check(before: dict[str, str], log_dir: Path | str) -> str:
         on_a = built_since(second, None, since)
         remote = {n for n, d in after.items() if d.get("arch") == REMOTE_ARCH}
         assert len(remote) == 13, f"{len(remote)} {REMOTE_ARCH} images"
-        rebuilt = {label.rsplit(":", 1)[-1] for _, label, _ in spawns}
+        rebuilt = {label.rsplit(":", 1)[-1] + ".json" for _, label, _ in spawns}
         assert rebuilt == remote, f"rebuilt {sorted(rebuilt ^ remote)} against the mapping"
         for name, d in after.items():
             want = CONTEXT if name in remote else "local"
