@@ -177,6 +177,18 @@ def test_a_tls_mismatch_fails_at_once_naming_the_fix(env, registries, direction)
     assert "TLS" in line
 
 
+def test_a_push_to_a_tls_registry_over_plain_http_says_so_as_tags_does(tmp_path, env, registries):
+    staging, tls = registries("staging"), registries("tls", tls=True)
+    plan = write_plan(tmp_path, family(staging.host, tmp_path / "images"))
+    result, took = timed("push", "--plan", str(plan), "--registry", tls.host, env=env)
+    assert result.code == 1
+    assert took < 5, took
+    # should name the host and the cause, as `tags` does, not a bare HTTP 400
+    (line,) = error_lines(result.err)
+    assert f"{tls.host} speaks TLS, not plain HTTP; use https://{tls.host}" in line, line
+    assert "HTTP 400" not in line
+
+
 def test_a_5xx_body_is_shown_trimmed_and_retried(tmp_path, env, registries, proxy_for):
     staging, target = registries("staging"), registries("target")
     images = family(staging.host, tmp_path / "images")

@@ -338,6 +338,17 @@ class RegistryClient:
                     )
         return Dropped(where, text, timeout=isinstance(e, httpx.TimeoutException))
 
+    def _plain_on_tls(self) -> bool:
+        """Whether a plain-HTTP GET /v2/ gets a TLS server's answer: a HEAD's 400 has no body
+        to tell by (the push's first request is a HEAD)."""
+        if not self.base.startswith("http://"):
+            return False
+        try:
+            r = self.http.get(f"{self.base}/v2/")
+        except Exception:
+            return False
+        return r.status_code == 400 and any(s in r.text for s in _PLAIN_ON_TLS)
+
     def _send(self, method: str, url: str, *, stream: bool = False, **kwargs) -> httpx.Response:
         """One attempt. Raises Transient for what a retry may fix, else RegistryError."""
         import httpx
@@ -363,6 +374,12 @@ class RegistryClient:
             raise RetryableStatus(
                 f"{where}: HTTP {status}{_detail(response)}",
                 float(retry_after) if retry_after.isdigit() else None,
+            )
+        if status == 400 and method == "HEAD" and self._plain_on_tls():
+            raise Unreachable(
+                f"{where}: {self.host} speaks TLS, not plain HTTP; use https://{self.host}",
+                self.host,
+                "HTTP 400 to a HEAD; GET /v2/ says it is a TLS port",
             )
         if status == 400 and any(s in response.text for s in _PLAIN_ON_TLS):
             raise Unreachable(
