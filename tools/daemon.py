@@ -106,9 +106,12 @@ def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
     process renamed over it: a reader, or a writer in another process, never sees half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(text)
-    if mode is not None:
-        tmp.chmod(mode)
+    tmp.unlink(missing_ok=True)
+    # created with ``mode`` (umask aside): a secret is never readable, not even for a moment
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else mode)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    tmp.chmod(0o644 if mode is None else mode)
     tmp.replace(path)
 
 

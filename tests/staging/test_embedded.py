@@ -38,6 +38,8 @@ def test_start_status_and_second_start_reuse_pid_and_port(state):
     assert info["state_dir"] == str(state.root) and info["repositories"] == 0
     config = state.config.read_text()
     assert f"addr: 127.0.0.1:{port}" in config and "delete: {enabled: true}" in config
+    # should keep its HTTP secret to this account: 0600
+    assert "secret: " in config and (state.config.stat().st_mode & 0o777) == 0o600
     assert resolve(None) == resolve("embedded", start=False)
     assert embedded.ensure_running() == port
     assert embedded.status()["pid"] == info["pid"]

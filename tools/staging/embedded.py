@@ -376,7 +376,8 @@ def _write_config(p: Paths, port: int) -> None:
             "",
         ]
     )
-    daemon.write_atomic(p.config, config)
+    # 0600: it holds the registry's HTTP secret
+    daemon.write_atomic(p.config, config, 0o600)
 
 
 def _trim_log(p: Paths) -> None:
