@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.registry.fixtures import Registry
@@ -127,6 +129,20 @@ def test_forget_finds_descriptors_whose_image_is_gone(state, populated):
     gone = forget.lost(found)
     assert len(gone) == 2
     assert forget.forget(gone) == 2 and list(scan.find([out])) == []
+
+
+def test_forget_finds_a_descriptor_whose_layer_blob_is_gone(state, populated):
+    """A deleted layer (its manifest kept) is found too: `forget` no longer finds nothing
+    while every push fails on that blob."""
+    _, out, images = populated
+    found = list(scan.find([out]))
+    assert forget.lost(found) == []
+    ref = images["ref"]
+    layer = json.loads(ref.manifest)["layers"][0]["digest"].removeprefix("sha256:")
+    data = state.data / "docker/registry/v2/blobs/sha256" / layer[:2] / layer / "data"
+    data.unlink()
+    gone = forget.lost(found)
+    assert [f.data["digest"] for f in gone] == [ref.digest]
 
 
 @pytest.fixture

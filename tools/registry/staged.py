@@ -89,9 +89,13 @@ class Clients:
         return self(self._embedded)
 
     def check_staged(self, d: Descriptor) -> RegistryClient:
-        """The staging client, once it is known to still hold ``d``'s manifest."""
+        """The staging client, once it is known to still hold ``d``'s manifest and every blob
+        it names (a registry keeps a manifest whose layer was deleted: found here, before
+        a push writes anything, not midway)."""
         s = self.staging(d)
         if s.manifest_digest(d.staging_name, d.digest) != d.digest:
+            raise lost(d)
+        if not all(s.blob_exists(d.staging_name, b.digest) for b in d.blobs):
             raise lost(d)
         return s
 

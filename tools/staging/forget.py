@@ -9,6 +9,7 @@ those descriptor files makes Bazel re-run their actions on the next build
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from contextlib import ExitStack
 from typing import TYPE_CHECKING
@@ -20,7 +21,8 @@ if TYPE_CHECKING:
 
 
 def lost(found: Iterable[scan.Found], *, insecure: bool = False) -> list[scan.Found]:
-    """The descriptors whose manifest is not in their staging registry."""
+    """The descriptors whose image their staging registry no longer holds whole: the
+    manifest, or any blob it names (a deleted layer leaves the manifest behind)."""
     p = embedded.paths()
     clients: dict[str, RegistryClient] = {}
     out = []
@@ -28,22 +30,42 @@ def lost(found: Iterable[scan.Found], *, insecure: bool = False) -> list[scan.Fo
         for f in found:
             staging, digest = f.data["staging"], f.data["digest"]
             name = staging.get("name", "")
+            blobs = blob_digests(f.data)
             if staging.get("embedded"):
-                present = embedded_has(p, name, digest)
+                present = embedded_has(p, name, digest) and all(
+                    embedded_has(p, name, b, kind="_layers") for b in blobs
+                )
             else:
                 host = str(staging.get("registry", "")).split("/", 1)[0]
                 if host not in clients:
                     clients[host] = stack.enter_context(remote.connect(host, insecure=insecure))
-                present = clients[host].manifest_digest(name, digest) is not None
+                c = clients[host]
+                present = c.manifest_digest(name, digest) is not None and all(
+                    c.blob_exists(name, b) for b in blobs
+                )
             if not present:
                 out.append(f)
     return out
 
 
-def embedded_has(p: embedded.Paths, name: str, digest: str) -> bool:
-    """Whether the embedded storage holds manifest ``digest`` in repository ``name``."""
+def blob_digests(data: dict) -> list[str]:
+    """The config and layer digests of a descriptor's manifest ([] if it names none)."""
+    try:
+        manifest = json.loads(data.get("manifest") or "{}")
+    except ValueError:
+        return []
+    config = manifest.get("config") or {}
+    layers = manifest.get("layers") or []
+    return [b["digest"] for b in [config, *layers] if isinstance(b, dict) and b.get("digest")]
+
+
+def embedded_has(
+    p: embedded.Paths, name: str, digest: str, kind: str = "_manifests/revisions"
+) -> bool:
+    """Whether the embedded storage holds ``digest`` in repository ``name``: its link there
+    (``kind``: a manifest revision, or `_layers` for a blob) and its data."""
     algo, _, hexpart = digest.partition(":")
-    link = p.repositories / name / "_manifests/revisions" / algo / hexpart / "link"
+    link = p.repositories / name / kind / algo / hexpart / "link"
     blob = p.data / "docker/registry/v2/blobs" / algo / hexpart[:2] / hexpart / "data"
     return bool(name) and link.is_file() and blob.is_file()
 
