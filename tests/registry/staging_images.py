@@ -83,6 +83,7 @@ def stage(
     parents: dict[str, str] | None = None,
     vcs_ref: str | None = None,
     embedded: bool = False,
+    instance: str = "",
 ) -> StagedImage:
     """Push an image of ``layers`` into the registry at ``host`` the way a build would.
 
@@ -144,6 +145,7 @@ def stage(
         staging_name=name,
         staging_tag=tag,
         embedded=embedded,
+        staging_instance=instance,
         parents=parents or {},
     )
     stem = f"{target}.{arch}" if arch else target

@@ -25,6 +25,7 @@ from tests.registry.staging_images import (
     registry_tool,
     write_plan,
 )
+from tools.registry.errors import RegistryError
 from tools.registry.plan import load_plans
 from tools.registry.push import Pusher, PushOptions
 
@@ -296,6 +297,61 @@ def test_an_embedded_staging_registry_is_started_and_read_where_it_now_listens(
     # should start (or find) the embedded registry once, and read from where it listens
     assert calls == [None]
     assert len(target.all_refs()) == 4
+
+
+def embedded_elsewhere(monkeypatch, host: str, instance: str) -> list:
+    """This environment's embedded staging: at ``host``, state dir ``instance``."""
+    import tools.staging
+    from tools.staging import embedded
+
+    calls = []
+
+    def resolve(value, **_kwargs):
+        calls.append(value)
+        return tools.staging.Staging(f"{host}/staging", True)
+
+    monkeypatch.setattr(tools.staging, "resolve", resolve)
+    monkeypatch.setattr(embedded, "instance_id", lambda p=None: instance)
+    return calls
+
+
+def test_a_push_reads_the_embedded_staging_its_descriptors_name(
+    tmp_path, env, registries, monkeypatch
+):
+    """Another checkout's embedded staging, still running: read from it, not from this
+    environment's (which holds other things, or nothing)."""
+    theirs, mine, target = registries("theirs"), registries("mine"), registries("target")
+    images = family(theirs.host, tmp_path / "images", embedded=True, instance="theirs")
+    calls = embedded_elsewhere(monkeypatch, mine.host, "mine")
+    pusher = Pusher(PushOptions(), log=lambda _msg: None)
+    try:
+        result = pusher.push(load_plans([write_plan(tmp_path, images)], f"{target.host}/ns"))
+    finally:
+        pusher.close()
+    assert result.failed is None, result.error
+    assert len(target.all_refs()) == 4
+    assert calls == []  # this environment's staging was not even started
+
+
+def test_a_push_from_another_state_dirs_stopped_staging_fails_in_one_line(
+    tmp_path, env, registries, monkeypatch
+):
+    theirs, mine, target = registries("theirs"), registries("mine"), registries("target")
+    images = family(theirs.host, tmp_path / "images", embedded=True, instance="theirs")
+    theirs.stop()
+    embedded_elsewhere(monkeypatch, mine.host, "mine")
+    pusher = Pusher(PushOptions(), log=lambda _msg: None)
+    try:
+        with pytest.raises(RegistryError) as e:
+            pusher.push(load_plans([write_plan(tmp_path, images)], f"{target.host}/ns"))
+    finally:
+        pusher.close()
+    # should refuse before the first write, rather than read this environment's staging
+    assert (
+        f"was built into another embedded staging registry ({theirs.host}, state theirs),"
+        f" which does not answer; this environment's is {mine.host} (state mine)"
+    ) in str(e.value)
+    assert target.all_refs() == {}
 
 
 def test_dry_run_refuses_what_the_push_would_refuse(tmp_path, env, registries, proxy_for):

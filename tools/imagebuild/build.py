@@ -459,6 +459,7 @@ def run(args: argparse.Namespace) -> None:
         staging_name=name,
         staging_tag=tag,
         embedded=staging.embedded,
+        staging_instance=staging.instance,
         content_key=key,
         parents={n: d.digest for n, d in parents.items()},
         dockerfile=str(args.dockerfile),

@@ -56,6 +56,7 @@ class Clients:
         backoff: float = 0.5,
         log: Callable[[str], None] = lambda _msg: None,
         start_embedded: Callable[[], str] = start_embedded,
+        instance: Callable[[], str] = lambda: _embedded_instance(),
     ) -> None:
         self.options = dict(
             insecure=insecure, ca_file=ca_file, retries=retries, backoff=backoff, log=log
@@ -63,6 +64,8 @@ class Clients:
         self.by_host: dict[str, RegistryClient] = {}
         self._start_embedded = start_embedded
         self._embedded: str | None = None
+        self._answering: set[str] = set()
+        self._instance = instance
         self._lock = threading.Lock()
 
     def __call__(self, host: str) -> RegistryClient:
@@ -76,17 +79,35 @@ class Clients:
             c.close()
 
     def staging(self, d: Descriptor) -> RegistryClient:
-        """The client of ``d``'s staging registry.
+        """The client of ``d``'s staging registry: the host:port the descriptor names.
 
-        The project's own (embedded) staging registry may have been stopped
-        since the build: tools.staging starts it again, once per run.
+        An embedded (loopback) one that does not answer may be this
+        environment's, stopped since the build: tools.staging starts it again,
+        once per run, and it is used if it comes up where the descriptor says.
+        Otherwise the image is in another checkout's or state dir's staging,
+        and reading this environment's instead would copy something else.
         """
+        host = d.staging_host
         if not d.embedded:
-            return self(d.staging_host)
+            return self(host)
         with self._lock:
-            if self._embedded is None:
+            answers = host in self._answering or _answers(host)
+            if answers:
+                self._answering.add(host)
+            elif self._embedded is None:
                 self._embedded = self._start_embedded()
-        return self(self._embedded)
+        if answers:
+            return self(host)
+        mine = self._instance()
+        if self._embedded != host and d.staging_instance and d.staging_instance != mine:
+            raise RegistryError(
+                f"{d.label()} was built into another embedded staging registry ({host}, state"
+                f" {d.staging_instance}), which does not answer; this environment's is"
+                f" {self._embedded} (state {mine}): start the one it was built into (`bazel run"
+                " //tools/staging -- start` in that checkout, or with its"
+                " ROCM_PYTORCH_STAGING_DIR), or build again here"
+            )
+        return self(self._embedded)  # this state dir's registry, perhaps on another port
 
     def check_staged(self, d: Descriptor) -> RegistryClient:
         """The staging client, once it is known to still hold ``d``'s manifest and every blob
@@ -98,6 +119,21 @@ class Clients:
         if not all(s.blob_exists(d.staging_name, b.digest) for b in d.blobs):
             raise lost(d)
         return s
+
+
+def _embedded_instance() -> str:
+    """This environment's embedded staging state dir identity."""
+    from tools.staging import embedded
+
+    return embedded.instance_id()
+
+
+def _answers(host: str) -> bool:
+    """Whether a registry answers on loopback ``host`` (127.0.0.1:PORT)."""
+    from tools import daemon
+
+    port = host.rpartition(":")[2]
+    return port.isdigit() and daemon.registry_answers(int(port))
 
 
 def parallel(jobs: int, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:

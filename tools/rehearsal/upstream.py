@@ -260,6 +260,7 @@ def run(args: argparse.Namespace) -> str:
         staging_name=name,
         staging_tag=tag,
         embedded=staging.embedded,
+        staging_instance=staging.instance,
         content_key=key,
         builder={"name": "mmdebstrap", "driver": "mmdebstrap", "version": tool},
     ).write(args.output)

@@ -53,6 +53,15 @@ class Staging:
         """The repository path on the host that stages ``repository``."""
         return f"{self.prefix}/{repository}"
 
+    @property
+    def instance(self) -> str:
+        """The embedded registry's state dir identity (``embedded.instance_id``); '' if shared."""
+        if not self.embedded:
+            return ""
+        from tools.staging import embedded
+
+        return embedded.instance_id()
+
 
 def resolve(value: str | None, *, start: bool = True) -> Staging:
     """The staging registry a `--define staging=` value names.

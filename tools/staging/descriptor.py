@@ -69,6 +69,7 @@ class Descriptor:
     dockerfile: str = ""
     stage: str = ""
     builder: dict = field(default_factory=lambda: {"name": "local"})
+    staging_instance: str = ""  # the embedded staging's state dir identity; '' if shared
     path: Path | None = None
 
     # -- derived --------------------------------------------------------------
@@ -135,6 +136,7 @@ class Descriptor:
                 "name": self.staging_name,
                 "tag": self.staging_tag,
                 "embedded": self.embedded,
+                **({"instance": self.staging_instance} if self.staging_instance else {}),
             },
             "content_key": self.content_key,
             "parents": dict(sorted(self.parents.items())),
@@ -178,6 +180,7 @@ def from_json(data: dict, path: Path | None = None) -> Descriptor:
             dockerfile=data.get("dockerfile", ""),
             stage=data.get("stage", ""),
             builder=_builder(data.get("builder")),
+            staging_instance=str(staging.get("instance") or ""),
             path=path,
         )
     except (KeyError, TypeError, AttributeError) as e:

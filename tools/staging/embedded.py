@@ -85,6 +85,22 @@ class Paths:
     def repositories(self) -> Path:
         return self.data / "docker/registry/v2/repositories"
 
+    @property
+    def instance(self) -> Path:
+        return self.root / "instance"
+
+
+def instance_id(p: Paths | None = None) -> str:
+    """This state dir's identity (made once, kept): descriptors record it, so a push can tell
+    the embedded registry an image was built into (perhaps moved to another port) from
+    another checkout's or state dir's."""
+    p = p or paths()
+    try:
+        return p.instance.read_text().strip()
+    except FileNotFoundError:
+        daemon.write_atomic(p.instance, secrets.token_hex(8) + "\n")
+        return p.instance.read_text().strip()
+
 
 def state_dir() -> Path:
     """$ROCM_PYTORCH_STAGING_DIR, else <home>/.cache/rocm-pytorch-images/staging (passwd home)."""
