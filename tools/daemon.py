@@ -116,14 +116,20 @@ def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
 
 
 @contextlib.contextmanager
-def locked(lock: Path) -> Iterator[None]:
+def locked(lock: Path, waiting: str = "") -> Iterator[None]:
     """Hold ``lock`` (an fcntl lock on that file, blocking): one start or stop at a time.
 
+    ``waiting``, when given, goes to stderr if another process holds it now.
     Not re-entrant: a process that holds it must not take it again.
     """
     lock.parent.mkdir(parents=True, exist_ok=True)
     with lock.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting:
+                print(waiting, file=sys.stderr, flush=True)
+            fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
         finally:

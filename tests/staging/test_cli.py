@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from tests.staging.conftest import free_port, push_image, write_descriptor
+from tests.staging.conftest import age_tag, free_port, push_image, write_descriptor
 from tools.staging import embedded
 from tools.staging.cli import main
 
@@ -85,7 +85,8 @@ def test_gc_command(state, tmp_path, capsys):
     push_image(host, "staging/a", "unused")
     out = tmp_path / "bazel-out"
     write_descriptor(out, used, f"{host}/staging", embedded_=True)
-    args = ["gc", "--descriptors", str(out), "--keep", "0", "--max-age", "0s"]
+    age_tag(state, "staging/a", "unused", 7200)
+    args = ["gc", "--descriptors", str(out), "--keep", "0", "--max-age", "1h"]
     assert main([*args, "--dry-run"]) == 0
     text = capsys.readouterr().out
     assert "would delete staging/a@" in text and "would delete 1 manifests" in text
@@ -100,6 +101,11 @@ def test_gc_command(state, tmp_path, capsys):
     [
         (["gc", "--keep", "x"], "'x' is not a count"),
         (["gc", "--max-age", "soon"], "'soon' is not a duration"),
+        (
+            ["gc", "--max-age", "0s"],
+            "0s is under gc's grace period of 1h: a build in another checkout may have pushed"
+            " a tag that young, and its descriptor is not visible here; use 1h or more",
+        ),
         (["gc", "--staging", "https://r.example.com/s"], "has a scheme"),
         (["status", "--staging", "r.example.com"], "has no prefix"),
         (["gc", "--descriptors", "/nonexistent/bazel-out"], "does not exist"),

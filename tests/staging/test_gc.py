@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import threading
 
 import pytest
 
@@ -15,7 +19,7 @@ from tests.staging.conftest import (
     tags_in,
     write_descriptor,
 )
-from tools.staging import embedded, forget, gc, resolve, scan
+from tools.staging import embedded, forget, gc, lease, resolve, scan
 
 DAY = 86400.0
 
@@ -171,3 +175,84 @@ def test_gc_shared_ignores_ages_keeps_referenced_and_first_listed(shared, tmp_pa
         "team/staging/a:c-3",
         "team/other:c-9",
     }
+
+
+HOLD = """
+import sys, time
+from tools.staging import lease
+with lease.hold("pytorch (gfx950)", digests=[sys.argv[1]], tags=[sys.argv[2]]):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.fixture
+def build_holding(tmp_path):
+    """Start a process that holds a lease (as an image build does) on a digest and a tag."""
+    procs = []
+
+    def start(digest: str, tag: str) -> subprocess.Popen:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", HOLD, digest, tag],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=os.getcwd()),
+        )
+        assert proc.stdout.readline().strip() == "held"
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        proc.kill()
+        proc.wait()
+
+
+def test_gc_keeps_what_a_running_build_leases_and_leaves_the_registry_up(
+    state, populated, build_holding
+):
+    """gc beside a build (another clone, the same staging) restarted the registry under it
+    (connection refused) and deleted what it had pushed: a lease keeps both."""
+    staging, out, images = populated
+    pid = embedded.status()["pid"]
+    build = build_holding(images["b1"].digest, "staging/a:old")  # a parent, and its own tag
+    report = gc.run(staging, [out], gc.Options(keep=1, max_age=7 * DAY))
+    assert report.deleted == 0 and tags_in(state) == ALL
+    kept = {f"{v.tag.name}:{v.tag.tag}": v.why for v in report.verdicts}
+    assert kept["staging/a:old"] == kept["staging/b:b1"] == "in use by a running build"
+    assert embedded.status()["pid"] == pid  # not restarted under the build
+    assert [h.pid for h in report.builds] == [build.pid]
+    assert report.notes == [
+        f"1 running build(s) use staging (pid {build.pid} (pytorch (gfx950), 0s)): the registry"
+        " was not restarted, so the disk of what was deleted is freed by the next gc while no"
+        " build runs"
+    ]
+    # the build ends however it ends (Bazel SIGKILLs): its lease goes with it
+    build.kill()
+    build.wait()
+    report = gc.run(staging, [out], gc.Options(keep=1, max_age=7 * DAY))
+    assert report.deleted == 2 and report.builds == []
+    assert tags_in(state) == ALL - {"staging/a:old", "staging/b:b1"}
+    assert embedded.status()["pid"] != pid
+    assert list(lease.directory(state).iterdir()) == []  # the stale lease was removed
+
+
+def test_a_build_that_starts_during_gc_waits_for_it_and_says_so(state, capfd):
+    """A lease is taken under the lock gc holds from reading leases to the restart: a build
+    is either seen by gc, or waits until the registry answers again."""
+    embedded.ensure_running()
+    got = threading.Event()
+
+    def take() -> None:
+        with lease.hold("vllm (gfx950)", tags=["staging/vllm:c-1"]):
+            got.set()
+
+    with embedded.locked(state):  # what gc holds
+        thread = threading.Thread(target=take)
+        thread.start()
+        assert not got.wait(1.0)
+    thread.join(10)
+    assert got.is_set()
+    assert "staging: waiting for a gc (or a start or stop) of the embedded staging registry" in (
+        capfd.readouterr().err
+    )

@@ -27,7 +27,7 @@ from tools import client_env, daemon, engine, mirrors
 from tools.imagebuild import builders
 from tools.registry.client import RegistryClient
 from tools.registry.errors import RegistryError
-from tools.staging import Staging, StagingError, resolve
+from tools.staging import Staging, StagingError, embedded, lease, resolve
 from tools.staging import descriptor as desc
 from tools.staging.loopback import LoopbackClient
 
@@ -275,6 +275,12 @@ def hints(tail: list[str], spec: dict, builder: str = "") -> list[str]:
             " start one, or point DOCKER_HOST at a running engine before `bazel build`"
             " (the image builds take DOCKER_HOST and DOCKER_CONFIG from that shell)"
         )
+    if "failed to push" in text and "blob upload invalid" in text:
+        out.append(
+            "the staging registry refused a blob upload (`blob upload invalid`): a full disk"
+            " does that; check its free space and retention (`bazel run //tools/staging -- gc"
+            " --staging HOST/PREFIX --dry-run` lists what could go)"
+        )
     upstream = spec.get("upstream") or ""
     name = upstream.rsplit(":", 1)[0]
     if "failed to resolve source metadata" in text and name and name in text:
@@ -363,6 +369,14 @@ def run(args: argparse.Namespace) -> None:
         raise BuildError(
             f"docker CLI {args.docker!r} not found on PATH; install Docker with buildx"
         )
+    # held until the descriptor is written: `gc` keeps what it names and leaves staging up
+    with lease.hold(describe(spec, args)) as claim:
+        build(args, spec, spec_bytes, phases, claim)
+
+
+def build(
+    args: argparse.Namespace, spec: dict, spec_bytes: bytes, phases: Phases, claim: lease.Lease
+) -> None:
     try:
         staging = resolve(None if args.staging == "embedded" else args.staging)
     except StagingError as e:
@@ -371,6 +385,7 @@ def run(args: argparse.Namespace) -> None:
     check_parents(spec, sorted(parents))
     upstream = load_parent(args.upstream, "upstream")[1] if args.upstream else None
     inputs = [*parents.values(), *([upstream] if upstream else [])]
+    claim.add(digests=[d.digest for d in inputs])
     if not staging.embedded and any(d.embedded for d in inputs):
         try:
             resolve(None)  # parents in the embedded registry, which may have been stopped
@@ -400,6 +415,7 @@ def run(args: argparse.Namespace) -> None:
     repository = spec.get("repository") or spec["target"]
     name = staging.name(repository)
     tag = "c-" + key.removeprefix("sha256:")
+    claim.add(tags=[f"{name}:{tag}"])
     with tempfile.TemporaryDirectory(prefix="imagebuild-") as tmp:
         ctx = Path(tmp) / "context"
         ctx.mkdir()
@@ -423,6 +439,7 @@ def run(args: argparse.Namespace) -> None:
         )
         log_path = daemon.log_file(args.log) or Path(tmp) / "buildx.log"
         env = dict(builder.env, SOURCE_DATE_EPOCH="0")
+        registry_log = embedded.log_offset() if staging.embedded else 0
         phases.done("context")
         with log_path.open("w") as log:
             log.write(f"# {describe(spec, args)}\n# {' '.join(cmd)}\n")
@@ -431,8 +448,11 @@ def run(args: argparse.Namespace) -> None:
             proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, check=False)
         phases.done("docker buildx build")
         if proc.returncode != 0:
-            tail = log_path.read_text(errors="replace").splitlines()[-LOG_TAIL:]
             where = f" (whole log: {log_path})" if args.log else ""
+            full = embedded.out_of_space(registry_log) if staging.embedded else None
+            if full:
+                raise BuildError(f"{describe(spec, args)}: {full}{where}")
+            tail = log_path.read_text(errors="replace").splitlines()[-LOG_TAIL:]
             raise BuildError(
                 f"image build failed: {describe(spec, args)} (docker buildx exit"
                 f" {proc.returncode}); last {len(tail)} lines of BuildKit's log{where}:\n"
@@ -442,6 +462,7 @@ def run(args: argparse.Namespace) -> None:
         digest = json.loads(metadata_file.read_text()).get("containerimage.digest")
     if not digest:
         raise BuildError(f"{describe(spec, args)}: buildx wrote no containerimage.digest")
+    claim.add(digests=[digest])
     manifest, media_type, config = fetch_staged(staging, name, digest)
     phases.done("read back")
     if args.log:  # the temporary log went with its directory

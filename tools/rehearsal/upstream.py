@@ -36,7 +36,7 @@ from tools.registry.errors import RegistryError
 from tools.rehearsal import lock as lock_mod
 from tools.rehearsal import standin
 from tools.rehearsal.standin import StandInError
-from tools.staging import Staging, StagingError, resolve
+from tools.staging import Staging, StagingError, embedded, lease, resolve
 from tools.staging import descriptor as desc
 
 REPOSITORY = "rehearsal-upstream"
@@ -182,88 +182,92 @@ def run(args: argparse.Namespace) -> str:
         Path(__file__).read_bytes(),
     )
     name, tag = staging.name(REPOSITORY), "c-" + key.removeprefix("sha256:")
-    with tempfile.TemporaryDirectory(prefix="rehearsal-upstream-") as tmp_text:
-        tmp = Path(tmp_text)
-        prefs = tmp / "preferences.d"
-        prefs.mkdir()
-        (prefs / "rocm.pref").write_text(standin.preferences(config, lock.rocm))
-        (tmp / "sources.list").write_text(standin.sources(config, mirrors.STANDIN_ARCHIVE))
-        hook = (
-            f'{sys.executable} {args.layout.resolve()} "$1" --rocm-release {release}'
-            f" --lock {args.lock.resolve()} --sources {tmp / 'sources.list'}"
-            f" --preferences {prefs / 'rocm.pref'}"
-        )
-        cmd = standin.argv(
-            config,
-            includes=lock.includes(),
-            preferences_dir=prefs,
-            aptopts=fetch.apt_options(resolved),
-            hooks=[hook],
-        )
-        log = daemon.log_file(args.log) or tmp / "mmdebstrap.log"
-        blob = tmp / "layer.tar.zst"
-        with log.open("w") as log_file:
-            log_file.write(f"# rehearsal stand-in upstream, ROCm {release}, from {mirror}\n")
-            log_file.write(f"# {' '.join(cmd[:-3])} ... {' '.join(cmd[-3:])}\n")
-            log_file.flush()
-            proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log_file,
-                env=standin.environment(tmp),
+    # held until the descriptor is written: `gc` keeps the tag and leaves staging up
+    with lease.hold(f"{REPOSITORY} (stand-in upstream)", tags=[f"{name}:{tag}"]):
+        with tempfile.TemporaryDirectory(prefix="rehearsal-upstream-") as tmp_text:
+            tmp = Path(tmp_text)
+            prefs = tmp / "preferences.d"
+            prefs.mkdir()
+            (prefs / "rocm.pref").write_text(standin.preferences(config, lock.rocm))
+            (tmp / "sources.list").write_text(standin.sources(config, mirrors.STANDIN_ARCHIVE))
+            hook = (
+                f'{sys.executable} {args.layout.resolve()} "$1" --rocm-release {release}'
+                f" --lock {args.lock.resolve()} --sources {tmp / 'sources.list'}"
+                f" --preferences {prefs / 'rocm.pref'}"
             )
-            proc.stdin.write(standin.sources(config, mirror).encode())
-            proc.stdin.close()
-            diff_id, digest, raw_size, size = pack(proc.stdout, blob)
-            returncode = proc.wait()
-        built = time.monotonic()
-        if returncode != 0:
-            tail = "\n".join(log.read_text(errors="replace").splitlines()[-LOG_TAIL:])
-            raise UpstreamError(
-                f"mmdebstrap failed (exit {returncode}); last lines of its log ({log}):\n{tail}"
-                + hints(tail)
+            cmd = standin.argv(
+                config,
+                includes=lock.includes(),
+                preferences_dir=prefs,
+                aptopts=fetch.apt_options(resolved),
+                hooks=[hook],
             )
-        config_bytes = image_config(diff_id, lock, args.rocm_version, tool)
-        body = manifest(config_bytes, digest, size)
-        client = RegistryClient(staging.host, retries=3, backoff=0.5)
-        try:
-            client.upload_blob(name, digest, blob, size)
-            client.upload(
-                name,
-                desc.digest_of(config_bytes),
-                len(config_bytes),
-                lambda: contextlib.nullcontext(io.BytesIO(config_bytes)),
-            )
-            client.put_manifest(name, tag, body, MANIFEST)
-        except RegistryError as e:
-            raise UpstreamError(f"staging {staging.host}: {e}") from None
-        finally:
-            client.close()
-        pushed = time.monotonic()
-        with log.open("a") as log_file:
-            log_file.write(
-                f"# upstream: root file system {raw_size / 2**30:.2f} GiB,"
-                f" layer {size / 2**30:.2f} GiB"
-                f" (zstd {ZSTD_LEVEL}); mmdebstrap + layout + pack {built - start:.1f}s,"
-                f" push {pushed - built:.1f}s\n"
-            )
-    desc.Descriptor(
-        target=REPOSITORY,
-        arch=None,
-        repository=REPOSITORY,
-        digest=desc.digest_of(body),
-        media_type=MANIFEST,
-        manifest=body,
-        config=json.loads(config_bytes),
-        staging_registry=staging.registry,
-        staging_name=name,
-        staging_tag=tag,
-        embedded=staging.embedded,
-        staging_instance=staging.instance,
-        content_key=key,
-        builder={"name": "mmdebstrap", "driver": "mmdebstrap", "version": tool},
-    ).write(args.output)
+            log = daemon.log_file(args.log) or tmp / "mmdebstrap.log"
+            blob = tmp / "layer.tar.zst"
+            with log.open("w") as log_file:
+                log_file.write(f"# rehearsal stand-in upstream, ROCm {release}, from {mirror}\n")
+                log_file.write(f"# {' '.join(cmd[:-3])} ... {' '.join(cmd[-3:])}\n")
+                log_file.flush()
+                proc = subprocess.Popen(
+                    cmd,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log_file,
+                    env=standin.environment(tmp),
+                )
+                proc.stdin.write(standin.sources(config, mirror).encode())
+                proc.stdin.close()
+                diff_id, digest, raw_size, size = pack(proc.stdout, blob)
+                returncode = proc.wait()
+            built = time.monotonic()
+            if returncode != 0:
+                tail = "\n".join(log.read_text(errors="replace").splitlines()[-LOG_TAIL:])
+                raise UpstreamError(
+                    f"mmdebstrap failed (exit {returncode}); last lines of its log ({log}):\n{tail}"
+                    + hints(tail)
+                )
+            config_bytes = image_config(diff_id, lock, args.rocm_version, tool)
+            body = manifest(config_bytes, digest, size)
+            client = RegistryClient(staging.host, retries=3, backoff=0.5)
+            registry_log = embedded.log_offset() if staging.embedded else 0
+            try:
+                client.upload_blob(name, digest, blob, size)
+                client.upload(
+                    name,
+                    desc.digest_of(config_bytes),
+                    len(config_bytes),
+                    lambda: contextlib.nullcontext(io.BytesIO(config_bytes)),
+                )
+                client.put_manifest(name, tag, body, MANIFEST)
+            except RegistryError as e:
+                full = embedded.out_of_space(registry_log) if staging.embedded else None
+                raise UpstreamError(full or f"staging {staging.host}: {e}") from None
+            finally:
+                client.close()
+            pushed = time.monotonic()
+            with log.open("a") as log_file:
+                log_file.write(
+                    f"# upstream: root file system {raw_size / 2**30:.2f} GiB,"
+                    f" layer {size / 2**30:.2f} GiB"
+                    f" (zstd {ZSTD_LEVEL}); mmdebstrap + layout + pack {built - start:.1f}s,"
+                    f" push {pushed - built:.1f}s\n"
+                )
+        desc.Descriptor(
+            target=REPOSITORY,
+            arch=None,
+            repository=REPOSITORY,
+            digest=desc.digest_of(body),
+            media_type=MANIFEST,
+            manifest=body,
+            config=json.loads(config_bytes),
+            staging_registry=staging.registry,
+            staging_name=name,
+            staging_tag=tag,
+            embedded=staging.embedded,
+            staging_instance=staging.instance,
+            content_key=key,
+            builder={"name": "mmdebstrap", "driver": "mmdebstrap", "version": tool},
+        ).write(args.output)
     return f"{raw_size / 2**30:.2f} GiB root file system, {size / 2**30:.2f} GiB layer"
 
 

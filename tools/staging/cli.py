@@ -35,11 +35,19 @@ def staging_value(text: str) -> str:
 
 def age_value(text: str) -> float:
     try:
-        return gc.parse_age(text)
+        age = gc.parse_age(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a duration; write one such as 14d, 36h, 90m or 2w"
         ) from None
+    if age < gc.MIN_AGE:
+        floor = gc.format_age(gc.MIN_AGE)
+        raise argparse.ArgumentTypeError(
+            f"{text} is under gc's grace period of {floor}: a build in another checkout may"
+            f" have pushed a tag that young, and its descriptor is not visible here; use"
+            f" {floor} or more"
+        )
+    return age
 
 
 def keep_value(text: str) -> int:
@@ -104,8 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Keep every image a descriptor references, the newest --keep tags of"
         " each repository and anything younger than --max-age; delete the rest. The"
         " embedded registry is then restarted around `docker-registry garbage-collect`"
-        " to free the disk: run it while no build is running. A shared registry's ages"
-        " are unknown and teammates' descriptors are not visible here: prefer its own"
+        " to free the disk. A build running on this host holds a lease: gc keeps what"
+        " it reads and pushes, and leaves the registry up (a later gc frees the disk);"
+        " builds that start meanwhile wait for gc. A shared registry's ages are unknown,"
+        " and teammates' descriptors and builds are not visible here: prefer its own"
         " retention policy, and try --dry-run first.",
     )
     _staging_arg(collect)
@@ -122,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=age_value,
         default=gc.DEFAULT_MAX_AGE,
         metavar="AGE",
-        help="keep anything younger (default 14d; units s m h d w)",
+        help="keep anything younger (default 14d, at least 1h; units s m h d w)",
     )
     collect.add_argument(
         "--dry-run", action="store_true", help="print what would go; delete nothing"

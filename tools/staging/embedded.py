@@ -111,9 +111,10 @@ def paths() -> Paths:
     return Paths(state_dir())
 
 
-def locked(p: Paths) -> contextlib.AbstractContextManager[None]:
-    """Hold the state dir's lock (blocking): one start/stop/gc at a time."""
-    return daemon.locked(p.lock)
+def locked(p: Paths, waiting: str = "") -> contextlib.AbstractContextManager[None]:
+    """Hold the state dir's lock (blocking): one start/stop/gc at a time (``waiting``: said
+    on stderr if it must wait)."""
+    return daemon.locked(p.lock, waiting)
 
 
 # -- public API ----------------------------------------------------------------
@@ -175,29 +176,63 @@ def status() -> dict:
     }
 
 
-def collect_garbage(*, delete_untagged: bool) -> None:
+NO_SPACE = "no space left on device"
+
+
+def log_offset(p: Paths | None = None) -> int:
+    """Where the registry's log ends now (``out_of_space`` reads what follows)."""
+    try:
+        return (p or paths()).log.stat().st_size
+    except OSError:
+        return 0
+
+
+def out_of_space(since: int, p: Paths | None = None) -> str | None:
+    """One line, if the registry logged a full disk after offset ``since``: the registry
+    answers a client only `blob upload invalid` or HTTP 500, and says why in its log."""
+    p = p or paths()
+    try:
+        with p.log.open("rb") as f:
+            if f.seek(0, os.SEEK_END) >= since:  # else rotated meanwhile: read it all
+                f.seek(since)
+            else:
+                f.seek(0)
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return None
+    if NO_SPACE not in text:
+        return None
+    port = daemon.read_int(p.port)
+    return (
+        f"the embedded staging registry (127.0.0.1:{port}) is out of disk: its log says"
+        f" '{NO_SPACE}' ({p.log}; storage {p.data}); free space with `bazel run"
+        " //tools/staging -- gc` (`--dry-run` first shows what goes), or on that file"
+        " system, then build again"
+    )
+
+
+def collect_garbage(p: Paths, *, delete_untagged: bool) -> None:
     """Reclaim disk: stop, `docker-registry garbage-collect`, start again (same port).
 
-    Holds the lock throughout, so builds that call ``ensure_running`` wait
-    instead of restarting the registry under the collector.
+    The caller holds ``locked(p)`` throughout (gc.run), so builds that call
+    ``ensure_running`` or take a lease wait instead of restarting the registry
+    under the collector; and it checked that no build holds a lease.
     """
-    p = paths()
-    with locked(p):
-        if not daemon.read_int(p.port) or not p.data.is_dir():
-            return  # never started: nothing to collect
-        cmd = [registry_binary(), "garbage-collect", str(p.config)]
-        _stop(p)
-        _write_config(p, daemon.read_int(p.port))
-        if delete_untagged:
-            cmd.insert(2, "--delete-untagged")
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            tail = (proc.stdout + proc.stderr).splitlines()[-LOG_TAIL:]
-            raise StagingError(
-                f"`{' '.join(cmd)}` failed (exit {proc.returncode}); the registry is"
-                " stopped (the next build or `start` starts it); its output:\n" + "\n".join(tail)
-            )
-        _start_fresh(p, move=False)  # _stop above: nothing answers
+    if not daemon.read_int(p.port) or not p.data.is_dir():
+        return  # never started: nothing to collect
+    cmd = [registry_binary(), "garbage-collect", str(p.config)]
+    _stop(p)
+    _write_config(p, daemon.read_int(p.port))
+    if delete_untagged:
+        cmd.insert(2, "--delete-untagged")
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        tail = (proc.stdout + proc.stderr).splitlines()[-LOG_TAIL:]
+        raise StagingError(
+            f"`{' '.join(cmd)}` failed (exit {proc.returncode}); the registry is"
+            " stopped (the next build or `start` starts it); its output:\n" + "\n".join(tail)
+        )
+    _start_fresh(p, move=False)  # _stop above: nothing answers
 
 
 def registry_binary() -> str:

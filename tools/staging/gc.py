@@ -4,9 +4,13 @@ A staged tag is kept when any of these holds:
 
 - its manifest is referenced by a descriptor under the scanned directories
   (an image's own digest or a parent's), in any repository;
+- a running build on this host holds a lease on it (tools/staging/lease.py:
+  the parents it reads, the tag it pushes);
 - it is one of the newest ``keep`` tags of its repository;
 - it is younger than ``max_age`` (the default, 14 days, matches the age at
-  which CI's disk cache forgets action results).
+  which CI's disk cache forgets action results; the command refuses less
+  than ``MIN_AGE``, the grace in which a build elsewhere may have pushed a
+  tag whose descriptor this checkout cannot see).
 
 Everything else is deleted by manifest digest through the registry API; a
 digest that a kept tag still points at is never deleted.
@@ -21,7 +25,9 @@ from this machine, so for a shared registry the registry's own retention
 policy is the real tool; run this one with ``dry_run`` first.
 
 After deleting, the embedded registry's disk is reclaimed: stop it, run
-`docker-registry garbage-collect --delete-untagged`, start it (same port).
+`docker-registry garbage-collect --delete-untagged`, start it (same port),
+unless a build holds a lease: then the registry stays up, and a later gc
+frees the disk.
 """
 
 from __future__ import annotations
@@ -33,13 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tools.staging import Staging, embedded, remote, scan
+from tools.staging import Staging, embedded, lease, remote, scan
 
 if TYPE_CHECKING:
     from tools.registry.client import RegistryClient
 
 DEFAULT_KEEP = 3
 DEFAULT_MAX_AGE = 14 * 86400.0
+MIN_AGE = 3600.0
 INDEX_TYPES = ("index", "manifest.list")
 
 
@@ -76,16 +83,25 @@ class Report:
     bytes_before: int | None = None
     bytes_after: int | None = None
     notes: list[str] = field(default_factory=list)
+    builds: list[lease.Held] = field(default_factory=list)  # running builds' leases
 
 
 # -- pure decisions ----------------------------------------------------------------
 
 
 def decide(
-    tags: Iterable[Tag], referenced: set[str], *, keep: int, max_age: float
+    tags: Iterable[Tag],
+    referenced: set[str],
+    *,
+    keep: int,
+    max_age: float,
+    leases: Iterable[lease.Held] = (),
 ) -> list[Verdict]:
     """Keep or drop each tag (see the module docstring); the input order is kept."""
     tags = list(tags)
+    leases = list(leases)
+    leased_digests = {d for h in leases for d in h.digests}
+    leased_tags = {t for h in leases for t in h.tags}
     newest: set[Tag] = set()
     for name in dict.fromkeys(t.name for t in tags):
         group = [t for t in tags if t.name == name]
@@ -96,6 +112,8 @@ def decide(
     for t in tags:
         if t.digest in referenced:
             out.append(Verdict(t, True, "referenced by a descriptor"))
+        elif t.digest in leased_digests or f"{t.name}:{t.tag}" in leased_tags:
+            out.append(Verdict(t, True, "in use by a running build"))
         elif t in newest:
             out.append(Verdict(t, True, f"among the newest {keep}"))
         elif t.age is not None and t.age < max_age:
@@ -163,40 +181,57 @@ def run(
     options: Options,
     say: Callable[[str], None] = lambda _line: None,
 ) -> Report:
-    """Garbage-collect ``staging``; ``say`` gets one line per deleted manifest."""
+    """Garbage-collect ``staging``; ``say`` gets one line per deleted manifest.
+
+    Everything after the listing happens under the embedded state dir's lock:
+    no build takes a lease (or starts the registry) until gc is done, and a
+    build that holds one keeps what it names and keeps the registry up.
+    """
     found = list(scan.find(descriptor_dirs))
     referenced = scan.referenced_digests(found)
     p = embedded.paths()
-    if staging.embedded:
-        before = embedded.storage_bytes(p)
-        tags = embedded_tags(p, staging.prefix, time.time())
-    else:
-        before = None
-        with remote.connect(staging.host, insecure=options.insecure) as c:
-            tags = shared_tags(c, staging.prefix)
-    verdicts = decide(tags, referenced, keep=options.keep, max_age=options.max_age)
-    doomed = deletions(verdicts)
-    report = Report(staging, len(found), verdicts, doomed, bytes_before=before)
-    verb = "would delete" if options.dry_run else "delete"
-    for name, digest in doomed:
-        dropped = [v for v in verdicts if (v.tag.name, v.tag.digest) == (name, digest)]
-        tags_text = ", ".join(v.tag.tag for v in dropped)
-        say(f"{verb} {name}@{digest} (tag {tags_text}; {dropped[0].why})")
-    if options.dry_run:
-        report.bytes_after = before
-        return report
-    if doomed:
-        host = staging.host
+    port = None
+    if staging.embedded and not options.dry_run:
+        port = embedded.ensure_running()  # deletes go through its API
+    with embedded.locked(p, "gc: waiting for a staging start, stop or lease to finish"):
+        held = lease.live(p)
         if staging.embedded:
-            host = f"127.0.0.1:{embedded.ensure_running()}"
-        with remote.connect(host, insecure=options.insecure) as c:
-            report.deleted = sum(remote.delete(c, name, digest) for name, digest in doomed)
-    if staging.embedded:
+            before = embedded.storage_bytes(p)
+            tags = embedded_tags(p, staging.prefix, time.time())
+        else:
+            before = None
+            with remote.connect(staging.host, insecure=options.insecure) as c:
+                tags = shared_tags(c, staging.prefix)
+        verdicts = decide(tags, referenced, keep=options.keep, max_age=options.max_age, leases=held)
+        doomed = deletions(verdicts)
+        report = Report(staging, len(found), verdicts, doomed, bytes_before=before, builds=held)
+        verb = "would delete" if options.dry_run else "delete"
+        for name, digest in doomed:
+            dropped = [v for v in verdicts if (v.tag.name, v.tag.digest) == (name, digest)]
+            tags_text = ", ".join(v.tag.tag for v in dropped)
+            say(f"{verb} {name}@{digest} (tag {tags_text}; {dropped[0].why})")
+        if options.dry_run:
+            report.bytes_after = before
+            return report
+        if doomed:
+            host = f"127.0.0.1:{port}" if staging.embedded else staging.host
+            with remote.connect(host, insecure=options.insecure) as c:
+                report.deleted = sum(remote.delete(c, name, digest) for name, digest in doomed)
+        if not staging.embedded:
+            return report
+        if held:
+            report.notes.append(
+                f"{len(held)} running build(s) use staging ({lease.describe(held)}): the"
+                " registry was not restarted, so the disk of what was deleted is freed by the"
+                " next gc while no build runs"
+            )
+            report.bytes_after = embedded.storage_bytes(p)
+            return report
         kept = {v.tag.digest for v in verdicts if v.keep}
         untagged = not has_index(p, kept)
         if not untagged:
             report.notes.append("an index is staged: garbage-collect ran without --delete-untagged")
-        embedded.collect_garbage(delete_untagged=untagged)
+        embedded.collect_garbage(p, delete_untagged=untagged)
         report.bytes_after = embedded.storage_bytes(p)
     return report
 
