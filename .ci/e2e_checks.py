@@ -25,9 +25,11 @@ A test cannot run the Bazel that runs it, so these run after
   of a second engine>` builds each image on its engine (BuildKit history) with
   the one-engine digests and the same push plan; a dead builder fails fast
   and `--keep_going` completes the other arch;
-- after `bazel clean` and `docker buildx prune -af` the rebuild gives the
-  same manifest digests (reproducible builds); it prunes only the engine
-  .ci/run started, never the one a build host works with.
+- after `bazel clean` the rebuild is a staging hit per image (no BuildKit
+  build) with the same digests;
+- after `bazel clean` and `docker buildx prune -af` a rebuild into another
+  staging registry gives the same manifest digests (reproducible builds); it
+  prunes only the engine .ci/run started, never the one a build host works with.
 
 Prints `PASS: ...`/`FAIL: ...` per check, then `e2e checks: N passed, M failed`.
 """
@@ -37,6 +39,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -339,6 +342,47 @@ def _two_engines():
     return two_engines.check(dict(BEFORE), os.path.abspath(".ci/.cache"))
 
 
+@check("after bazel clean the family comes from staging: a staging hit per image, no BuildKit")
+def _staging_hits():
+    assert BEFORE, "first build did not run"
+    bazel("clean")
+    log = os.path.abspath(".ci/.cache/exec-log-clean.json")
+    start = time.monotonic()
+    proc = bazel("build", FAMILY, f"--define=arch={ARCHS}", f"--execution_log_json_file={log}")
+    wall = time.monotonic() - start
+    builds = re.findall(r'"mnemonic": "ImageBuild"', open(log).read())
+    hits = proc.stderr.count(": staging hit: ")
+    assert builds and hits == len(builds), f"{hits} staging hits of {len(builds)} image builds"
+    after = two_engines.digests()
+    assert after == BEFORE, "a staging hit gave another digest"
+    return f"{len(builds)} ImageBuild actions, {hits} staging hits, {wall:.1f}s wall"
+
+
+class OtherStaging:
+    """An embedded staging registry of its own (state dir, port), named with --define
+    staging=: a rebuild into it finds nothing staged, so BuildKit builds every image."""
+
+    def __init__(self) -> None:
+        from tools.daemon import free_port
+
+        self.root = Path(tempfile.mkdtemp(prefix="rp-staging-again-"))
+        port = free_port()
+        self.env = {
+            **os.environ,
+            "ROCM_PYTORCH_STAGING_DIR": str(self.root),
+            "ROCM_PYTORCH_STAGING_PORT": str(port),
+        }
+        self.define = f"--define=staging=127.0.0.1:{port}/again"
+
+    def staging(self, command: str) -> None:
+        subprocess.run(  # the sid tree's Python: docker-registry is in that tree
+            ["rocm-pytorch-sid-run", "python3", "-m", "tools.staging", command],
+            env=self.env,
+            capture_output=True,
+            check=True,
+        )
+
+
 @check("clean rebuild gives byte-identical digests")
 def _reproducible():
     assert BEFORE, "first build did not run"
@@ -352,11 +396,19 @@ def _reproducible():
         )
     bazel("clean")
     subprocess.run(["docker", "buildx", "prune", "-af"], capture_output=True, check=True)
-    bazel("build", FAMILY, f"--define=arch={ARCHS}")
-    after = two_engines.digests()
+    # into another staging: this one holds every image of these content keys (staging hits)
+    other = OtherStaging()
+    other.staging("start")
+    try:
+        proc = bazel("build", FAMILY, f"--define=arch={ARCHS}", other.define)
+        after = {n: d["digest"] for n, d in two_engines.descriptors(other.define).items()}
+    finally:
+        other.staging("stop")
+        shutil.rmtree(other.root, ignore_errors=True)
+    assert ": staging hit: " not in proc.stderr, "a staging hit: BuildKit did not rebuild"
     changed = sorted(k for k in BEFORE if after.get(k) != BEFORE[k])
     assert not changed, f"digests changed: {changed}"
-    return f"{len(after)} digests equal"
+    return f"{len(after)} digests equal, rebuilt by BuildKit into another staging"
 
 
 def main() -> int:

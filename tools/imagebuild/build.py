@@ -75,6 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="write BuildKit's log here (`~` is the user's home); default: a temporary file",
     )
     p.add_argument("--docker", default=os.environ.get("DOCKER", "docker"), help="docker CLI")
+    p.add_argument(
+        "--no-reuse",
+        action="store_true",
+        help="build with BuildKit even if staging holds an image of this content key",
+    )
     return p
 
 
@@ -112,12 +117,15 @@ def content_key(
     network: str,
     builder: str,
 ) -> str:
-    """sha256 over everything that shapes the image's bytes (and nothing else).
+    """sha256 over everything that shapes the image's bytes (and nothing else): how
+    BuildKit writes it (``OUTPUT``), the spec, network, builder, files, parents, upstream.
+    A staged image under this key's tag is reused as is (``staging_hit``).
 
     ``builder`` is the resolved builder's identity and versions (``Builder.key()``):
     an upgraded or re-pointed builder gives a new key, never the old descriptor's.
     """
     h = hashlib.sha256()
+    h.update(b"output\0" + OUTPUT.encode() + b"\0")  # how BuildKit writes it
     h.update(b"spec\0" + spec_bytes + b"\0network\0" + network.encode())
     h.update(b"\0builder\0" + builder.encode())
     for path in sorted(files):
@@ -244,13 +252,14 @@ def buildx_command(
     return cmd
 
 
+OUTPUT = "type=image,push=true,store=false,oci-mediatypes=true,rewrite-timestamp=true"
+
+
 def staging_output(image_ref: str) -> str:
     """The `--output` of every image build: pushed to staging as ``image_ref``, not kept in
     the engine's image store, timestamps rewritten to $SOURCE_DATE_EPOCH (reproducible)."""
-    return (
-        f"type=image,name={image_ref},push=true,store=false,oci-mediatypes=true,"
-        "rewrite-timestamp=true"
-    )
+    kind, _, rest = OUTPUT.partition(",")
+    return f"{kind},name={image_ref},{rest}"
 
 
 def hints(tail: list[str], spec: dict, builder: str = "") -> list[str]:
@@ -312,6 +321,31 @@ def resolve_builder(args: argparse.Namespace, spec: dict) -> builders.Builder:
         return builders.resolve(args.builder, arch, args.docker, env, cache=builders_cache())
     except builders.BuilderError as e:
         raise BuildError(str(e)) from None
+
+
+def staging_hit(staging: Staging, name: str, tag: str) -> tuple[str | None, str]:
+    """(digest, why) of an image staging already holds under this content key's ``tag``,
+    whole (its manifest and every blob it names); (None, why not) otherwise.
+
+    The key holds everything that shapes the image (``content_key``), so
+    this is Bazel's own cache one level down: what a clean output base, a new
+    runner or another checkout on the same staging would build again.
+    """
+    c = client(staging.host, staging.embedded)
+    try:
+        digest = c.manifest_digest(name, tag)
+        if digest is None:
+            return None, "not staged"
+        manifest = json.loads(c.get_manifest(name, digest)[0])
+        blobs = [manifest["config"], *manifest.get("layers", [])]
+        missing = [b["digest"] for b in blobs if not c.blob_exists(name, b["digest"])]
+        if missing:
+            return None, f"staged, but staging lost blob {missing[0]}"
+        return digest, "staged"
+    except (RegistryError, ValueError, KeyError, TypeError) as e:
+        return None, f"cannot be read back ({e})"
+    finally:
+        c.close()
 
 
 def fetch_staged(staging: Staging, name: str, digest: str) -> tuple[bytes, str, dict]:
@@ -416,50 +450,30 @@ def build(
     name = staging.name(repository)
     tag = "c-" + key.removeprefix("sha256:")
     claim.add(tags=[f"{name}:{tag}"])
-    with tempfile.TemporaryDirectory(prefix="imagebuild-") as tmp:
-        ctx = Path(tmp) / "context"
-        ctx.mkdir()
-        assemble_context(ctx, files, args.host_file)
-        metadata_file = Path(tmp) / "metadata.json"
-        try:
-            secrets = mirrors.render(resolved, Path(tmp) / "secrets")
-        except mirrors.MirrorError as e:
-            raise BuildError(f"mirror settings: {e}") from None
-        cmd = buildx_command(
+    digest, why = (None, "--no-reuse") if args.no_reuse else staging_hit(staging, name, tag)
+    log_path = daemon.log_file(args.log)
+    if digest:
+        phases.done("staging hit")
+        note = f"staging hit: {staging.host}/{name}:{tag} is {digest}, whole; BuildKit not run"
+        print(f"imagebuild: {describe(spec, args)}: {note}", file=sys.stderr, flush=True)
+        if log_path:
+            log_path.write_text(f"# {describe(spec, args)}\n# {note}\n")
+    else:
+        image_ref = f"{staging.host}/{name}:{tag}"
+        digest, log_path = run_buildx(
             args,
             spec,
-            ctx,
+            files,
             parents,
             upstream,
-            f"{staging.host}/{name}:{tag}",
-            metadata_file,
+            staging,
+            image_ref,
             builder,
-            secrets,
-            absent_contexts(spec, Path(tmp) / "absent"),
+            mirror_settings,
+            resolved,
+            phases,
+            why,
         )
-        log_path = daemon.log_file(args.log) or Path(tmp) / "buildx.log"
-        env = dict(builder.env, SOURCE_DATE_EPOCH="0")
-        registry_log = embedded.log_offset() if staging.embedded else 0
-        phases.done("context")
-        with log_path.open("w") as log:
-            log.write(f"# {describe(spec, args)}\n# {' '.join(cmd)}\n")
-            log.write(f"# mirrors ({mirror_settings.source}): {'; '.join(resolved.describe())}\n")
-            log.flush()
-            proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, check=False)
-        phases.done("docker buildx build")
-        if proc.returncode != 0:
-            where = f" (whole log: {log_path})" if args.log else ""
-            full = embedded.out_of_space(registry_log) if staging.embedded else None
-            if full:
-                raise BuildError(f"{describe(spec, args)}: {full}{where}")
-            tail = log_path.read_text(errors="replace").splitlines()[-LOG_TAIL:]
-            raise BuildError(
-                f"image build failed: {describe(spec, args)} (docker buildx exit"
-                f" {proc.returncode}); last {len(tail)} lines of BuildKit's log{where}:\n"
-                + "\n".join(tail)
-                + "".join("\n" + h for h in hints(tail, spec, args.builder))
-            )
-        digest = json.loads(metadata_file.read_text()).get("containerimage.digest")
     if not digest:
         raise BuildError(f"{describe(spec, args)}: buildx wrote no containerimage.digest")
     claim.add(digests=[digest])
@@ -487,6 +501,70 @@ def build(
         stage=spec.get("stage") or "",
         builder=builder.identity(),
     ).write(args.output)
+
+
+def run_buildx(
+    args: argparse.Namespace,
+    spec: dict,
+    files: list[Path],
+    parents: dict[str, desc.Descriptor],
+    upstream: desc.Descriptor | None,
+    staging: Staging,
+    image_ref: str,
+    builder: builders.Builder,
+    mirror_settings: mirrors.Settings,
+    resolved: mirrors.Resolved,
+    phases: Phases,
+    why: str,
+) -> tuple[str | None, Path | None]:
+    """Build with BuildKit into staging as ``image_ref``: (its digest, the log if kept);
+    ``why``: why staging's copy could not be used."""
+    with tempfile.TemporaryDirectory(prefix="imagebuild-") as tmp:
+        ctx = Path(tmp) / "context"
+        ctx.mkdir()
+        assemble_context(ctx, files, args.host_file)
+        metadata_file = Path(tmp) / "metadata.json"
+        try:
+            secrets = mirrors.render(resolved, Path(tmp) / "secrets")
+        except mirrors.MirrorError as e:
+            raise BuildError(f"mirror settings: {e}") from None
+        cmd = buildx_command(
+            args,
+            spec,
+            ctx,
+            parents,
+            upstream,
+            image_ref,
+            metadata_file,
+            builder,
+            secrets,
+            absent_contexts(spec, Path(tmp) / "absent"),
+        )
+        log_path = daemon.log_file(args.log) or Path(tmp) / "buildx.log"
+        env = dict(builder.env, SOURCE_DATE_EPOCH="0")
+        registry_log = embedded.log_offset() if staging.embedded else 0
+        phases.done("context")
+        with log_path.open("w") as log:
+            log.write(f"# {describe(spec, args)}\n# staging: {image_ref} {why}: building\n")
+            log.write(f"# {' '.join(cmd)}\n")
+            log.write(f"# mirrors ({mirror_settings.source}): {'; '.join(resolved.describe())}\n")
+            log.flush()
+            proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, check=False)
+        phases.done("docker buildx build")
+        if proc.returncode != 0:
+            where = f" (whole log: {log_path})" if args.log else ""
+            full = embedded.out_of_space(registry_log) if staging.embedded else None
+            if full:
+                raise BuildError(f"{describe(spec, args)}: {full}{where}")
+            tail = log_path.read_text(errors="replace").splitlines()[-LOG_TAIL:]
+            raise BuildError(
+                f"image build failed: {describe(spec, args)} (docker buildx exit"
+                f" {proc.returncode}); last {len(tail)} lines of BuildKit's log{where}:\n"
+                + "\n".join(tail)
+                + "".join("\n" + h for h in hints(tail, spec, args.builder))
+            )
+        digest = json.loads(metadata_file.read_text()).get("containerimage.digest")
+    return digest, log_path if args.log else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,13 +2,14 @@
 
 The embedded registry (tools/staging/embedded.py) is ours: plain HTTP on
 127.0.0.1, no credentials, no redirects. An image build asks it three
-things: is each parent's manifest still there (HEAD), and, after the build,
-the new manifest and its config (GET). tools/registry's client does the same
+things: is each parent's manifest still there (HEAD), is an image of this
+content key already staged, whole (HEAD: its tag, its blobs), and, after the
+build, the new manifest and its config (GET). tools/registry's client does the same
 through httpx, whose import and TLS setup cost 0.2-0.4 s per process, more
 than these requests themselves; every ImageBuild action paid it. A shared
 staging registry (TLS, tokens, retries) still goes through that client.
 
-Same method names and answers as ``RegistryClient`` for these three calls;
+Same method names and answers as ``RegistryClient`` for these calls;
 failures raise ``RegistryError`` naming the request.
 """
 
@@ -71,6 +72,11 @@ class LoopbackClient:
         said = headers.get("Docker-Content-Digest")
         digest = manifest_checked(body, reference, said, f"{self.host}/{name}")
         return body, headers.get("Content-Type", ""), digest
+
+    def blob_exists(self, name: str, digest: str) -> bool:
+        status, _, body = self._request("HEAD", f"/v2/{name}/blobs/{digest}")
+        self._check(status, f"HEAD blob {name}@{digest}", body, (200, 404))
+        return status == 200
 
     def get_blob(self, name: str, digest: str) -> bytes:
         """A small blob (a config), checked against its digest."""
