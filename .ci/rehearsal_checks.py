@@ -54,6 +54,7 @@ class Run:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.stderr = ""  # the last build's
         root.mkdir(parents=True, exist_ok=True)
         self.mirrors = root / "mirrors.toml"
         self.mirrors.write_text(
@@ -82,13 +83,13 @@ class Run:
         """Build ``targets``; ({mnemonic: spawns run} of the image builds, wall seconds)."""
         log = self.root / f"exec-{time.monotonic_ns()}.json"
         start = time.monotonic()
-        self.bazel(
+        self.stderr = self.bazel(
             "build",
             *targets,
             *(["--config=rehearsal"] if config else []),
             *extra,
             f"--execution_log_json_file={log}",
-        )
+        ).stderr
         wall = time.monotonic() - start
         spawns = read_exec_log(log)
         return {m: sum(1 for s in spawns if s.get("mnemonic") == m) for m in BUILDS}, wall
@@ -163,6 +164,23 @@ def main() -> int:
         spawns, wall = run.build(UPSTREAM, *TARGETS)
         assert spawns == {"UpstreamBuild": 0, "ImageBuild": 0}, spawns
         return f"{wall:.1f}s"
+
+    @check("lost outputs (bazel clean, a new runner) are staging hits: no mmdebstrap, no BuildKit")
+    def _hits():
+        files = [run.descriptor(UPSTREAM), *(run.descriptor(t) for t in TARGETS)]
+        before = [json.loads(f.read_text())["digest"] for f in files]
+        for f in files:
+            f.unlink()  # as `bazel clean` or a fresh runner would have it: Bazel runs them again
+        spawns, wall = run.build(UPSTREAM, *TARGETS)
+        assert spawns == {"UpstreamBuild": 1, "ImageBuild": 2}, spawns
+        hits = run.stderr.count("staging hit: ")
+        assert hits == 3, f"{hits} staging hits of 3 builds:\n{run.stderr[-2000:]}"
+        after = [json.loads(f.read_text())["digest"] for f in files]
+        assert after == before, "a staging hit gave another digest"
+        return (
+            f"3 builds, 3 staging hits in {wall:.1f}s (cold: {timings['upstream']:.0f}s +"
+            f" {timings['family']:.0f}s)"
+        )
 
     try:
         paths = {

@@ -25,11 +25,9 @@ from pathlib import Path
 
 from tools import client_env, daemon, engine, mirrors
 from tools.imagebuild import builders
-from tools.registry.client import RegistryClient
 from tools.registry.errors import RegistryError
-from tools.staging import Staging, StagingError, embedded, lease, resolve
+from tools.staging import Staging, StagingError, embedded, lease, reads, resolve
 from tools.staging import descriptor as desc
-from tools.staging.loopback import LoopbackClient
 
 LOG_TAIL = 40
 
@@ -119,7 +117,7 @@ def content_key(
 ) -> str:
     """sha256 over everything that shapes the image's bytes (and nothing else): how
     BuildKit writes it (``OUTPUT``), the spec, network, builder, files, parents, upstream.
-    A staged image under this key's tag is reused as is (``staging_hit``).
+    A staged image under this key's tag is reused as is (``reads.hit``).
 
     ``builder`` is the resolved builder's identity and versions (``Builder.key()``):
     an upgraded or re-pointed builder gives a new key, never the old descriptor's.
@@ -150,15 +148,6 @@ def load_parent(item: str, what: str) -> tuple[str, desc.Descriptor]:
         raise BuildError(str(e)) from None
 
 
-def client(host: str, embedded: bool) -> RegistryClient | LoopbackClient:
-    """A client for a staging host: the embedded registry's own small one (no httpx to
-    import: tools/staging/loopback.py), else tools/registry's (TLS, auth from the docker
-    config, retries)."""
-    if embedded:
-        return LoopbackClient(host)
-    return RegistryClient(host, retries=3, backoff=0.5)
-
-
 def check_parents(spec: dict, given: list[str]) -> None:
     """The catalogue's parents (in the spec) must be the ones Bazel passed.
 
@@ -179,7 +168,7 @@ def check_parents(spec: dict, given: list[str]) -> None:
 
 def staged(d: desc.Descriptor) -> bool:
     """Whether ``d``'s manifest is still in its staging registry."""
-    c = client(d.staging_host, d.embedded)
+    c = reads.client(d.staging_host, d.embedded)
     try:
         return c.manifest_digest(d.staging_name, d.digest) is not None
     except RegistryError as e:
@@ -323,46 +312,12 @@ def resolve_builder(args: argparse.Namespace, spec: dict) -> builders.Builder:
         raise BuildError(str(e)) from None
 
 
-def staging_hit(staging: Staging, name: str, tag: str) -> tuple[str | None, str]:
-    """(digest, why) of an image staging already holds under this content key's ``tag``,
-    whole (its manifest and every blob it names); (None, why not) otherwise.
-
-    The key holds everything that shapes the image (``content_key``), so
-    this is Bazel's own cache one level down: what a clean output base, a new
-    runner or another checkout on the same staging would build again.
-    """
-    c = client(staging.host, staging.embedded)
-    try:
-        digest = c.manifest_digest(name, tag)
-        if digest is None:
-            return None, "not staged"
-        manifest = json.loads(c.get_manifest(name, digest)[0])
-        blobs = [manifest["config"], *manifest.get("layers", [])]
-        missing = [b["digest"] for b in blobs if not c.blob_exists(name, b["digest"])]
-        if missing:
-            return None, f"staged, but staging lost blob {missing[0]}"
-        return digest, "staged"
-    except (RegistryError, ValueError, KeyError, TypeError) as e:
-        return None, f"cannot be read back ({e})"
-    finally:
-        c.close()
-
-
 def fetch_staged(staging: Staging, name: str, digest: str) -> tuple[bytes, str, dict]:
     """The manifest (exact bytes), its media type and the config, from staging."""
-    host = staging.host
-    c = client(host, staging.embedded)
     try:
-        manifest, content_type, _ = c.get_manifest(name, digest)
-        if desc.digest_of(manifest) != digest:
-            raise BuildError(f"staging {host}: {name}@{digest}: manifest does not match")
-        data = json.loads(manifest)
-        config = c.get_blob(name, data["config"]["digest"])
+        return reads.fetch(staging, name, digest)
     except RegistryError as e:
-        raise BuildError(f"staging {host}: {e}") from None
-    finally:
-        c.close()
-    return manifest, data.get("mediaType") or content_type, json.loads(config)
+        raise BuildError(str(e)) from None
 
 
 def process_age() -> float:
@@ -450,7 +405,7 @@ def build(
     name = staging.name(repository)
     tag = "c-" + key.removeprefix("sha256:")
     claim.add(tags=[f"{name}:{tag}"])
-    digest, why = (None, "--no-reuse") if args.no_reuse else staging_hit(staging, name, tag)
+    digest, why = (None, "--no-reuse") if args.no_reuse else reads.hit(staging, name, tag)
     log_path = daemon.log_file(args.log)
     if digest:
         phases.done("staging hit")
