@@ -11,7 +11,7 @@ from tools.tagconf import catalog as catalog_mod
 
 CATALOG = catalog_mod.load("images/catalog.toml")
 
-COMMANDS = ["tags", "archs", "targets", "groups", "group", "spec", "check", "generate"]
+COMMANDS = ["tags", "archs", "targets", "groups", "group", "spec", "bake", "check", "generate"]
 
 
 def test_binary_prints_the_versioned_table(run_binary):

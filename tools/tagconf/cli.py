@@ -1,4 +1,4 @@
-"""tagconf command line: tags, groups, group, check, generate.
+"""tagconf command line: tags, groups, group, spec, bake, check, generate.
 
 Run as ``bazel run //tools/tagconf -- <command>`` or, from the repository
 root, ``python3 -m tools.tagconf <command>``. User errors print one line
@@ -15,6 +15,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from tools.tagconf import bake as bake_mod
 from tools.tagconf import catalog as catalog_mod
 from tools.tagconf import starlark
 from tools.tagconf.errors import TagconfError, UsageError
@@ -195,6 +196,45 @@ def build_parser() -> argparse.ArgumentParser:
         help="the target's Dockerfile: the build spec keeps only the build args its stage reads",
     )
 
+    bake = sub.add_parser(
+        "bake",
+        help="write the family as a docker buildx bake file (JSON)",
+        description="Write a `docker buildx bake` file (JSON) for the targets and archs asked"
+        " for, their parents included as targets and passed as `target:` contexts: what"
+        " plain bake would build, for comparing (bench/) or migrating. The context is the"
+        " repository root; run bake from there. No staging, content keys or reproducible"
+        " export.",
+    )
+    bake.add_argument("--target", action="append", default=[], metavar="T", help="a target")
+    bake.add_argument("--group", metavar="G", help="a group's members (default: every target)")
+    bake.add_argument("--arch", metavar="A[,B]", help="archs, or `all` (default: the catalogue's)")
+    _value_args(bake)
+    bake.add_argument("--registry", metavar="R", help="registry/namespace of the tags")
+    bake.add_argument(
+        "--network", default="host", help="RUN steps' network: host (default), none or default"
+    )
+    bake.add_argument(
+        "--secrets-dir",
+        type=Path,
+        metavar="DIR",
+        help="every file in DIR is a build secret of that id (`python3 -m tools.mirrors render"
+        " DIR` writes the mirror settings' ones)",
+    )
+    bake.add_argument(
+        "--absent-dir",
+        type=Path,
+        metavar="DIR",
+        help="where the NOT-BUILT contexts of optional parents an arch lacks are written"
+        " (default: next to --output)",
+    )
+    bake.add_argument(
+        "--upstream",
+        default="",
+        metavar="REF",
+        help="an image that stands in for the catalogue's upstream image (a named context)",
+    )
+    bake.add_argument("--output", type=Path, help="write here instead of stdout")
+
     for name, text in (
         ("check", "validate the catalogue and fail if targets.bzl is stale"),
         ("generate", "write targets.bzl from the catalogue"),
@@ -331,6 +371,57 @@ def _cmd_spec(args: argparse.Namespace, out) -> int:
     return 0
 
 
+def _cmd_bake(args: argparse.Namespace, out) -> int:
+    catalog = _load(args)
+    names = [catalog.target(t).name for t in args.target]
+    if args.group:
+        names += catalog.group(args.group)
+    if not names:
+        names = list(catalog.target_names)
+    archs = _archs(catalog, args.arch)
+    if args.arch != "all":
+        for name in args.target:
+            for arch in archs:
+                catalog.check_built(catalog.target(name), arch, f"--target {name}")
+    for reason in left_out(catalog, names, archs):
+        sys.stderr.write(f"tagconf: note: {reason}; left out\n")
+    registry = check_registry(args.registry) if args.registry else None
+    secrets = None
+    if args.secrets_dir is not None:
+        if not args.secrets_dir.is_dir():
+            raise UsageError(
+                f"--secrets-dir {args.secrets_dir}",
+                "not a directory",
+                "write it with `python3 -m tools.mirrors render DIR`",
+            )
+        secrets = {f.name: f.absolute() for f in sorted(args.secrets_dir.iterdir()) if f.is_file()}
+    absent_dir = args.absent_dir
+    if absent_dir is None and args.output is not None:
+        absent_dir = args.output.parent / f"{args.output.name}.absent"
+    data, absent = bake_mod.bake_file(
+        catalog,
+        names,
+        archs,
+        _values(catalog, args, args.vcs_ref),
+        registry=registry,
+        network=args.network,
+        secrets=secrets,
+        absent_dir=absent_dir.absolute() if absent_dir else None,
+        upstream=args.upstream,
+    )
+    for where, why in absent.items():
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "NOT-BUILT").write_text(why + "\n", encoding="utf-8")
+    text = json.dumps(data, indent=2) + "\n"
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+        n = len(data["target"])
+        sys.stderr.write(f"tagconf: wrote {n} bake targets to {args.output}\n")
+    else:
+        out.write(text)
+    return 0
+
+
 def _cmd_archs(args: argparse.Namespace, out) -> int:
     catalog = _load(args)
     for arch in catalog.archs:
@@ -431,6 +522,7 @@ def _cmd_generate(args: argparse.Namespace, out) -> int:
 COMMANDS = {
     "tags": _cmd_tags,
     "spec": _cmd_spec,
+    "bake": _cmd_bake,
     "archs": _cmd_archs,
     "targets": _cmd_targets,
     "groups": _cmd_groups,

@@ -1,0 +1,101 @@
+"""`tagconf bake`: the family as a `docker buildx bake` file (what plain bake would build)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tools.tagconf import catalog as catalog_mod
+
+CATALOG = catalog_mod.load("images/catalog.toml")
+
+
+def bake(run, *argv: str) -> tuple[dict, str]:
+    result = run("bake", *argv)
+    assert result.code == 0, result.err
+    return json.loads(result.out), result.err
+
+
+def test_a_target_comes_with_every_parent_as_a_target_context(run, tmp_path):
+    out = tmp_path / "bake.json"
+    result = run("bake", "--target", "vllm", "--arch", "gfx1100", "--output", str(out))
+    assert result.code == 0, result.err
+    data = json.loads(out.read_text())
+    assert data["group"] == {"default": {"targets": ["vllm-gfx1100"]}}
+    vllm = data["target"]["vllm-gfx1100"]
+    assert vllm["dockerfile"] == "docker/Dockerfile.vllm" and vllm["target"] == "vllm"
+    assert vllm["context"] == "." and vllm["network"] == "host"
+    absent = tmp_path / "bake.json.absent" / "aiter-wheel-gfx1100"
+    assert vllm["contexts"] == {
+        "aiter-wheel": str(absent),  # not built for gfx1100: NOT-BUILT, as the image build has it
+        "pytorch": "target:pytorch-gfx1100",
+        "pytorch-run": "target:pytorch-run-gfx1100",
+        "torchvision-wheel": "target:torchvision-wheel-gfx1100",
+        "triton-wheel": "target:triton-wheel",
+    }
+    assert (absent / "NOT-BUILT").read_text().startswith("aiter-wheel is not built for gfx1100")
+    # the closure: every target: context names a target of the file, arch-free ones once
+    names = set(data["target"])
+    for entry in data["target"].values():
+        for value in entry.get("contexts", {}).values():
+            assert not value.startswith("target:") or value[7:] in names, value
+    assert "aiter-wheel-gfx1100" not in names and "triton-wheel" in names
+
+
+def test_each_target_carries_the_specs_args_labels_and_refs(run):
+    data, _ = bake(run, "--group", "default", "--arch", "gfx950,gfx942", "--set", "VCS_REF=abc1234")
+    assert data["target"]["pytorch-gfx950"]["tags"][-1].endswith("-gabc1234")
+    for name, entry in data["target"].items():
+        target, _, arch = name.partition("-gfx")
+        archs = ["--arch", f"gfx{arch}"] if arch else []
+        spec = run("spec", "--target", target, *archs, "--set", "VCS_REF=abc1234")
+        spec = json.loads(spec.out)
+        assert entry["args"] == spec["build_args"], name
+        assert entry["labels"] == spec["labels"], name
+        assert entry["tags"] == spec["refs"], name
+    default = data["group"]["default"]["targets"]
+    assert "pytorch-gfx950" in default and "pytorch-gfx942" in default
+    assert len(default) == len(set(default))
+
+
+def test_secrets_upstream_and_network_reach_every_target(run, tmp_path):
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    for name in ("apt-mirror", "pip.conf"):
+        (secrets / name).write_text("x\n")
+    data, _ = bake(
+        run,
+        "--target", "rocm-runtime", "--arch", "gfx950", "--network", "none",
+        "--secrets-dir", str(secrets), "--upstream", "127.0.0.1:5480/staging/up@sha256:" + "a" * 64,
+    )  # fmt: skip
+    entry = data["target"]["rocm-runtime-gfx950"]
+    assert entry["network"] == "none"
+    assert entry["secret"] == [
+        f"id=apt-mirror,src={secrets / 'apt-mirror'}",
+        f"id=pip.conf,src={secrets / 'pip.conf'}",
+    ]
+    assert entry["contexts"] == {
+        "rocm/dev-ubuntu-26.04:10.1.0-full": "docker-image://127.0.0.1:5480/staging/up@sha256:"
+        + "a" * 64
+    }
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--target", "vllm", "--arch", "gfx1100"],
+            "vllm-gfx1100: its optional parent aiter-wheel is not built for gfx1100; pass"
+            " --absent-dir DIR",
+        ),
+        (["--network", "bridge"], "--network bridge: unknown network; use host, none or default"),
+        (["--secrets-dir", "/nonexistent"], "--secrets-dir /nonexistent: not a directory"),
+        (["--target", "aiter-wheel", "--arch", "gfx1100"], "--target aiter-wheel"),
+    ],
+)
+def test_errors_are_one_line(run, argv, message):
+    result = run("bake", *argv)
+    assert result.code == 2
+    assert result.err.startswith("tagconf: error: ") and message in result.err, result.err
+    assert result.err.count("\n") == 1 and result.out == ""
