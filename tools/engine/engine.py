@@ -692,9 +692,11 @@ def _start_engine(p: Paths, tools: Tools, log: Log) -> None:
 
 def _wait_ready(p: Paths, deadline: float) -> None:
     def exited() -> str | None:
-        for name, want in (("containerd", p.containerd_toml), ("dockerd", p.daemon_json)):
+        # alive, not `ours`: the launcher writes a daemon's pid as it forks, and until the
+        # child has exec'd (slow on a loaded machine) its command line is still the shell's
+        for name in ("containerd", "dockerd"):
             pid = daemon.read_int(p.pid_file(name))
-            if pid and not daemon.ours(pid, want):
+            if pid and not daemon.alive(pid):
                 return f"{name} (pid {pid}) exited at start"
         return None
 
