@@ -198,6 +198,13 @@ def manifest_checked(body: bytes, reference: str, said: str | None, where: str) 
     return digest
 
 
+def env_proxies() -> bool:
+    """Whether the environment names a proxy (http_proxy, HTTPS_PROXY, ALL_PROXY, ...)."""
+    import urllib.request
+
+    return any(k != "no" for k in urllib.request.getproxies_environment())
+
+
 class SchemeTransport:
     """httpx's transport, one per scheme, each made when a URL of that scheme is first sent.
 
@@ -287,8 +294,9 @@ class RegistryClient:
         verify: bool | str = str(ca_file) if ca_file else True
         self.http = httpx.Client(
             auth=RegistryAuth(bare, credentials_lookup(bare)),
-            verify=verify,  # for proxies from the environment; our own transport below
-            transport=SchemeTransport(verify),
+            verify=verify,
+            # httpx takes proxies from the environment only with its own transport
+            transport=None if env_proxies() else SchemeTransport(verify),
             timeout=httpx.Timeout(self.read_timeout, connect=min(10.0, self.read_timeout)),
             follow_redirects=True,
         )
