@@ -12,9 +12,14 @@ the loopback registry, through a counting proxy (tests/registry/fixtures.py):
 
 Every tool copies from the staging registry the image builds pushed to (the
 embedded one: another host:port than the target, so blobs are streamed
-registry to registry): ours through the push target; crane `crane copy`s
-each image by digest to its first tag and `crane tag`s the others; skopeo
-copies it once per tag (`--preserve-digests`). Prints wall
+registry to registry): ours through the push target's launcher, what `bazel
+run` starts once it has built (`--registry NS` after it); crane `crane
+copy`s each image by digest to its first tag and `crane tag`s the others;
+skopeo copies it once per tag (`--preserve-digests`). The one-image no-op
+is `//tests/e2e:rocm-runtime.push` (gfx950, 2 tags) against crane on the
+same image. Where `bazel` runs in the bootstrap's tree (rocm-pytorch-sid-run
+on PATH), the launcher runs in it too, as under `bazel run`, and so do the
+crane and skopeo wrappers `tools.engine env` puts on PATH. Prints wall
 times, requests per image, and ratios against crane measured in this run.
 Numbers, not assertions: the goal (no-op within 1.5x of crane, at most
 1 + tags requests per image) is read off the output.
@@ -29,7 +34,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -39,62 +43,42 @@ sys.path.insert(0, str(ROOT))
 from tests.registry.fixtures import FaultProxy  # noqa: E402
 
 TARGET = "//tests/e2e:push_default_e2e_archs"
+ONE = "//tests/e2e:rocm-runtime.push"  # the default arch (gfx950): one image, 2 tags
+# `bazel` runs in tools/bootstrap.sh's tree, and so does what `bazel run` starts
+SID_RUN = shutil.which("rocm-pytorch-sid-run")
+IN_TREE = [SID_RUN] if SID_RUN else []
 
 
 def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, check=True, **kw)
 
 
-def build() -> tuple[Path, Path, list[dict]]:
-    """Build the push target; return its runfiles dir, plan and images (staging ref, tags)."""
-    sh(["bazel", "build", TARGET], cwd=ROOT)
+def build() -> dict[str, tuple[Path, list[dict]]]:
+    """Build the push targets; per target its launcher and images (staging ref, tags)."""
+    sh(["bazel", "build", TARGET, ONE], cwd=ROOT)
     bin_dir = Path(sh(["bazel", "info", "bazel-bin"], cwd=ROOT).stdout.strip())
-    launcher = bin_dir / "tests/e2e/push_default_e2e_archs.sh"
-    runfiles = Path(f"{launcher}.runfiles/_main")
-    plan_path = bin_dir / "tests/e2e/push_default_e2e_archs.json"
-    plan = json.loads(plan_path.read_text())
-    images = []
-    for entry in plan["images"]:
-        spec = json.loads((runfiles / entry["spec"]).read_text())
-        d = json.loads((runfiles / entry["descriptor"]).read_text())
-        source = f"{d['staging']['registry'].split('/', 1)[0]}/{d['staging']['name']}"
-        tags = [t for t in spec["tags"].values() if t]
-        images.append(
-            {
-                "source": f"{source}@{d['digest']}",
-                "repo": spec["repository"],
-                "tags": tags,
-                "entry": {
-                    k: str(runfiles / v) if k in ("spec", "descriptor") else v
-                    for k, v in entry.items()
-                },
-            }
-        )
-    return runfiles, plan_path, images
+    built = {}
+    for target in (TARGET, ONE):
+        package, _, name = target[2:].partition(":")
+        launcher = bin_dir / package / f"{name}.sh"
+        runfiles = Path(f"{launcher}.runfiles/_main")
+        plan = json.loads((bin_dir / package / f"{name}.json").read_text())
+        images = []
+        for entry in plan["images"]:
+            spec = json.loads((runfiles / entry["spec"]).read_text())
+            d = json.loads((runfiles / entry["descriptor"]).read_text())
+            source = f"{d['staging']['registry'].split('/', 1)[0]}/{d['staging']['name']}"
+            tags = [t for t in spec["tags"].values() if t]
+            images.append(
+                {"source": f"{source}@{d['digest']}", "repo": spec["repository"], "tags": tags}
+            )
+        built[target] = (launcher, images)
+    return built
 
 
-def ours(runfiles: Path, plan: Path, target: str) -> None:
-    # what the push target's launcher runs (the launcher itself needs Bazel's
-    # runfiles library, which an offline Debian Bazel keeps inside its tree)
-    sh(
-        [
-            str(runfiles / "tools/registry/registry"),
-            "push",
-            "--plan",
-            str(plan),
-            "--registry",
-            target,
-        ],
-        cwd=runfiles,
-    )
-
-
-def one_image_plan(images: list[dict]) -> tuple[Path, list[dict]]:
-    """A plan of the first image alone (for the one-image no-op ratio)."""
-    one = images[:1]
-    plan = Path(tempfile.mkdtemp(prefix="bench-push-")) / "one.json"
-    plan.write_text(json.dumps({"images": [one[0]["entry"]]}))
-    return plan, one
+def ours(launcher: Path, target: str) -> None:
+    # what `bazel run <push target> -- --registry NS` starts once Bazel has built
+    sh([*IN_TREE, str(launcher), "--registry", target])
 
 
 def crane(images: list[dict], target: str) -> None:
@@ -167,8 +151,9 @@ def main() -> int:
                 ' eval "$(python3 -m tools.engine env --registry)" puts it on PATH)',
                 file=sys.stderr,
             )
-    runfiles, plan, images = build()
-    one_plan, one = one_image_plan(images)
+    built = build()
+    launcher, images = built[TARGET]
+    one_launcher, one = built[ONE]
     n = len(images)
     n_tags = sum(len(i["tags"]) for i in images)
     print(f"{n} images, {n_tags} tags, from staging")
@@ -176,16 +161,14 @@ def main() -> int:
     results = []
     try:
         runners = {
-            "ours": lambda ns: ours(runfiles, plan, ns),
+            "ours": lambda ns: ours(launcher, ns),
             "crane": lambda ns: crane(images, ns),
             "skopeo": lambda ns: skopeo(images, ns),
         }
         for name in tools:
             results.append(measure(name, runners[name], proxy, args.rounds, n))
         single = {
-            "ours": measure(
-                "ours-1", lambda ns: ours(runfiles, one_plan, ns), proxy, args.rounds, 1
-            ),
+            "ours": measure("ours-1", lambda ns: ours(one_launcher, ns), proxy, args.rounds, 1),
         }
         if "crane" in tools:
             single["crane"] = measure("crane-1", lambda ns: crane(one, ns), proxy, args.rounds, 1)

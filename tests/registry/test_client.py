@@ -368,3 +368,37 @@ def test_a_chunked_upload_resumes_at_the_registry_offset_after_a_reset(
     status = [r for r in proxy.requests if r[0] == "GET" and "/blobs/uploads/" in r[1]]
     assert [s for *_, s in status] == [204]
     assert reset.received == big + 1000
+
+
+def test_a_proxy_from_the_environment_is_used(monkeypatch):
+    """HTTP(S)_PROXY still reaches the client (httpx uses the environment's proxies only
+    with its own transport: the plain-HTTP one that skips the CA bundle is not used then)."""
+    import http.server
+    import threading
+
+    from tools.registry.client import RegistryClient
+
+    seen: list[str] = []
+
+    class Proxy(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self):
+            seen.append(f"HEAD {self.path}")
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *_args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.server_port}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    client = RegistryClient("registry.invalid:5000", insecure=True, retries=0)
+    try:
+        assert client.manifest_digest("ns/x", "t") is None
+    finally:
+        client.close()
+        server.shutdown()
+    assert seen == ["HEAD http://registry.invalid:5000/v2/ns/x/manifests/t"]

@@ -39,3 +39,35 @@ def test_help_and_plan_import_neither_httpx_nor_tenacity(tmp_path):
     )
     assert "r.example/ns/triton-wheel:latest" in proc.stdout, proc.stderr
     assert proc.stderr.splitlines()[-1:] == [""], proc.stderr
+
+
+def test_a_plain_http_registry_loads_no_ca_bundle_and_https_stays_verified(monkeypatch):
+    import ssl
+
+    import httpx
+
+    from tools.registry.client import RegistryClient
+
+    made = []
+
+    class Recording:
+        def __init__(self, verify):
+            made.append(verify)
+
+        def close(self):
+            pass
+
+    client = RegistryClient("127.0.0.1:5000")
+    transport = client.http._transport
+    assert transport.by_scheme == {}  # nothing made (no CA bundle read) before a request
+    monkeypatch.setattr(httpx, "HTTPTransport", Recording)
+    transport._for("http")
+    transport._for("http")
+    assert len(made) == 1  # one per scheme
+    plain = made[0]
+    assert isinstance(plain, ssl.SSLContext)
+    assert plain.verify_mode == ssl.CERT_REQUIRED and plain.check_hostname
+    assert plain.cert_store_stats()["x509_ca"] == 0  # trusts no certificate
+    transport._for("https")  # a redirect to TLS: verified with the default bundle
+    assert made[1] is True
+    client.close()

@@ -198,6 +198,58 @@ def manifest_checked(body: bytes, reference: str, said: str | None, where: str) 
     return digest
 
 
+def env_proxies() -> bool:
+    """Whether the environment names a proxy (http_proxy, HTTPS_PROXY, ALL_PROXY, ...)."""
+    import urllib.request
+
+    return any(k != "no" for k in urllib.request.getproxies_environment())
+
+
+class SchemeTransport:
+    """httpx's transport, one per scheme, each made when a URL of that scheme is first sent.
+
+    What httpx.Client makes by default, except that the TLS one, whose CA bundle
+    takes about 30 ms to load, is only made for an https:// URL: a push to a
+    plain-HTTP (loopback) registry never loads it. A redirect to https:// gets
+    it, verified as ever. The plain-HTTP transport's TLS context trusts no
+    certificate at all; http:// connections never use it.
+    """
+
+    def __init__(self, verify: bool | str) -> None:
+        self.verify = verify
+        self.by_scheme: dict[str, httpx.BaseTransport] = {}
+        self.lock = threading.Lock()
+
+    def _for(self, scheme: str) -> httpx.BaseTransport:
+        import ssl
+
+        import httpx
+
+        with self.lock:
+            if scheme not in self.by_scheme:
+                if scheme == "http":
+                    verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # loads no CA: trusts none
+                else:
+                    verify = self.verify
+                self.by_scheme[scheme] = httpx.HTTPTransport(verify=verify)
+            return self.by_scheme[scheme]
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self._for(request.url.scheme).handle_request(request)
+
+    def close(self) -> None:
+        with self.lock:
+            for transport in self.by_scheme.values():
+                transport.close()
+            self.by_scheme.clear()
+
+    def __enter__(self) -> SchemeTransport:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
 class RegistryClient:
     """One registry host. ``insecure`` allows plain HTTP beyond loopback.
 
@@ -243,6 +295,8 @@ class RegistryClient:
         self.http = httpx.Client(
             auth=RegistryAuth(bare, credentials_lookup(bare)),
             verify=verify,
+            # httpx takes proxies from the environment only with its own transport
+            transport=None if env_proxies() else SchemeTransport(verify),
             timeout=httpx.Timeout(self.read_timeout, connect=min(10.0, self.read_timeout)),
             follow_redirects=True,
         )
