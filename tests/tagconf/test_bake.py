@@ -81,6 +81,16 @@ def test_secrets_upstream_and_network_reach_every_target(run, tmp_path):
     }
 
 
+def test_a_family_of_twins_on_a_target_upstream(run):
+    data, _ = bake(
+        run, "--target", "pytorch-base", "--arch", "gfx950",
+        "--dockerfile-dir", "tests/e2e/docker", "--upstream", "target:upstream",
+    )  # fmt: skip
+    base = data["target"]["pytorch-base-gfx950"]
+    assert base["dockerfile"] == "tests/e2e/docker/Dockerfile.base"
+    assert base["contexts"]["rocm/dev-ubuntu-26.04:10.1.0-full"] == "target:upstream"
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -56,6 +56,7 @@ def bake_file(
     secrets: Mapping[str, Path] | None = None,
     absent_dir: Path | None = None,
     upstream: str = "",
+    dockerfile_dir: str = "",
 ) -> tuple[dict, dict[Path, str]]:
     """(the bake file as JSON data, {absent parent dir: why}) for ``names`` by ``archs``.
 
@@ -63,7 +64,9 @@ def bake_file(
     targets too (bake builds them first). ``secrets``: {id: file} given to
     every build (the mirror secrets: ``python3 -m tools.mirrors render DIR``).
     ``upstream``: an image reference that stands in for the catalogue's
-    upstream image (a mirror, or the rehearsal's stand-in in staging).
+    upstream image (a mirror, or the rehearsal's stand-in in staging), or
+    ``target:NAME``, a target of the file. ``dockerfile_dir``: take each
+    Dockerfile's file name from there (a family of twins, as tests/e2e's).
     """
     if network not in NETWORKS:
         raise UsageError(f"--network {network}", "unknown network", "use host, none or default")
@@ -78,9 +81,12 @@ def bake_file(
             if not catalog.builds(target, arch):
                 continue
             spec = image_spec(catalog, target, arch, values, registry)
+            dockerfile = str(spec["dockerfile"])
+            if dockerfile_dir:
+                dockerfile = f"{dockerfile_dir.rstrip('/')}/{dockerfile.rpartition('/')[2]}"
             entry: dict[str, object] = {
                 "context": ".",
-                "dockerfile": spec["dockerfile"],
+                "dockerfile": dockerfile,
                 "args": spec["build_args"],
                 "labels": spec["labels"],
                 "tags": spec["refs"],
@@ -100,7 +106,8 @@ def bake_file(
                 absent[where] = why
                 contexts[parent] = str(where)
             if upstream:
-                contexts[str(spec["upstream"])] = f"docker-image://{upstream}"
+                named = upstream if upstream.startswith("target:") else f"docker-image://{upstream}"
+                contexts[str(spec["upstream"])] = named
             if contexts:
                 entry["contexts"] = dict(sorted(contexts.items()))
             if secrets:

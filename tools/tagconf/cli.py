@@ -231,7 +231,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--upstream",
         default="",
         metavar="REF",
-        help="an image that stands in for the catalogue's upstream image (a named context)",
+        help="an image that stands in for the catalogue's upstream image (a named context),"
+        " or target:NAME",
+    )
+    bake.add_argument(
+        "--dockerfile-dir",
+        default="",
+        metavar="DIR",
+        help="take each Dockerfile's file name from DIR (e.g. tests/e2e/docker, the twins)",
     )
     bake.add_argument("--output", type=Path, help="write here instead of stdout")
 
@@ -408,6 +415,7 @@ def _cmd_bake(args: argparse.Namespace, out) -> int:
         secrets=secrets,
         absent_dir=absent_dir.absolute() if absent_dir else None,
         upstream=args.upstream,
+        dockerfile_dir=args.dockerfile_dir,
     )
     for where, why in absent.items():
         where.mkdir(parents=True, exist_ok=True)

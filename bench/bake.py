@@ -1,0 +1,190 @@
+"""Family vs bake: our build of the fixture family against plain `docker buildx bake`.
+
+    eval "$(python3 -m tools.engine env --registry)"   # engine, $REGISTRY
+    python3 bench/bake.py [--archs gfx950,gfx1201] [--rounds 3]
+
+Both build the same images from the same Dockerfiles (tests/e2e/docker, the
+twins of docker/ on a busybox stand-in upstream) on the same engine, in one
+run. Ours is `bazel build //tests/e2e:all --define arch=...` (ImageBuild into
+the embedded staging registry, reproducible). Bake's file is what `tagconf
+bake` writes from the catalogue (every image a target, parents as `target:`
+contexts), in a copy of the context, each image pushed to the loopback
+registry (`$REGISTRY/bench-bake-*`); BuildKit's plain output, no staging.
+
+After one build each (both warm, the first timings printed too), per round:
+
+- null: nothing changed;
+- one-file: a comment appended to tests/e2e/docker/Dockerfile.lmcache (a
+  leaf: lmcache-wheel and lmcache per arch get new inputs; every step is in
+  BuildKit's cache);
+- base-change: a RUN appended to base's stage of Dockerfile.base: base and
+  everything built on it changes.
+
+Each change is undone after its round (and both rebuilt, unmeasured). Prints
+each measurement as it is taken (partial results survive an interrupt), the
+medians with ours/bake, and last the line `family vs bake: null Rx, one-file
+Rx, base-change Rx`. The files it edits are restored on any exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.heavy import BUSYBOX  # noqa: E402  (standard library only)
+
+TWINS = "tests/e2e/docker"
+FAMILY = "//tests/e2e:all"
+LEAF = f"{TWINS}/Dockerfile.lmcache"
+BASE = f"{TWINS}/Dockerfile.base"
+
+
+def progress(msg: str) -> None:
+    print(f"bake-bench: {msg}", file=sys.stderr, flush=True)
+
+
+def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, **kw)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
+        raise SystemExit(
+            f"bake-bench: error: `{' '.join(cmd)}` failed ({proc.returncode}):\n{tail}"
+        )
+    return proc
+
+
+def timed(cmd: list[str], **kw) -> float:
+    start = time.monotonic()
+    sh(cmd, **kw)
+    return time.monotonic() - start
+
+
+class Edits:
+    """Appends to files in the repository and in bake's context copy; ``undo`` restores."""
+
+    def __init__(self, ctx: Path) -> None:
+        self.ctx = ctx
+        self.saved: dict[Path, bytes] = {}
+
+    def append(self, rel: str, text: str) -> None:
+        for path in (ROOT / rel, self.ctx / rel):
+            self.saved.setdefault(path, path.read_bytes())
+            path.write_bytes(self.saved[path] + text.encode())
+
+    def undo(self) -> None:
+        for path, data in self.saved.items():
+            path.write_bytes(data)
+        self.saved.clear()
+
+
+def leaf_change(n: int) -> tuple[str, str]:
+    return LEAF, f"\n# bench {n}\n"
+
+
+def base_change(n: int) -> tuple[str, str]:
+    # the base stage is the file's last: a RUN at the end changes base's image
+    return BASE, f'\nRUN echo "bench {n}" > /bench-marker\n'
+
+
+def bake_file(ctx: Path, archs: str, registry: str) -> Path:
+    """tagconf's bake file of every target for ``archs``, plus the stand-in upstream."""
+    out = ctx / "docker-bake.json"
+    sh(
+        [
+            sys.executable, "-m", "tools.tagconf", "bake", "--arch", archs,
+            "--network", "none", "--dockerfile-dir", TWINS, "--upstream", "target:upstream",
+            "--registry", registry, "--output", str(out),
+        ],
+        cwd=ROOT,
+    )  # fmt: skip
+    data = json.loads(out.read_text())
+    for entry in data["target"].values():
+        entry["output"] = ["type=image,push=true,registry.insecure=true"]
+    data["target"]["upstream"] = {
+        "context": ".",
+        "dockerfile": f"{TWINS}/Dockerfile.upstream",
+        "network": "none",
+        "output": ["type=cacheonly"],
+    }
+    out.write_text(json.dumps(data, indent=2) + "\n")
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--archs", default="gfx950,gfx1201", help="archs (default: the e2e two)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per scenario (median)")
+    args = parser.parse_args()
+    registry = os.environ.get("REGISTRY")
+    if not registry or not os.environ.get("DOCKER_HOST"):
+        progress(
+            "error: $REGISTRY or $DOCKER_HOST is unset; run first (repository root):"
+            ' eval "$(python3 -m tools.engine env --registry)"'
+        )
+        return 2
+    ctx = Path(tempfile.mkdtemp(prefix="bench-bake-"))
+    edits = Edits(ctx)
+    try:
+        shutil.copytree(ROOT / TWINS, ctx / TWINS)
+        busybox = next((p for p in BUSYBOX if Path(p).is_file()), None)
+        if busybox is None:
+            progress(f"error: no static busybox at {' or '.join(BUSYBOX)}; run tools/bootstrap.sh")
+            return 2
+        shutil.copy2(busybox, ctx / "busybox")
+        ns = f"{registry}/bench-bake-{int(time.time())}"
+        bake = ["docker", "buildx", "bake", "-f", str(bake_file(ctx, args.archs, ns))]
+        bake += ["--progress=plain"]
+        ours = ["bazel", "build", FAMILY, f"--define=arch={args.archs}"]
+        n_bake = len(json.loads((ctx / "docker-bake.json").read_text())["target"])
+        progress(f"bake file: {n_bake} targets ({args.archs}); context copy {ctx}")
+
+        def both(label: str) -> tuple[float, float]:
+            o = timed(ours, cwd=ROOT)
+            b = timed(bake, cwd=ctx)
+            progress(f"{label}: ours {o:.2f}s, bake {b:.2f}s")
+            return o, b
+
+        first = both("first build (warm-up)")
+        results: dict[str, list[tuple[float, float]]] = {
+            "null": [],
+            "one-file": [],
+            "base-change": [],
+        }
+        for n in range(args.rounds):
+            results["null"].append(both(f"null, round {n + 1}"))
+            for name, change in (("one-file", leaf_change), ("base-change", base_change)):
+                edits.append(*change(time.time_ns()))
+                results[name].append(both(f"{name}, round {n + 1}"))
+                edits.undo()
+                both(f"{name} undone (not counted)")
+    finally:
+        edits.undo()
+        shutil.rmtree(ctx, ignore_errors=True)
+    print(f"first build: ours {first[0]:.2f}s, bake {first[1]:.2f}s (both warm from earlier runs)")
+    print(f"{'scenario':12} {'ours s':>8} {'bake s':>8} {'ours/bake':>10}")
+    ratios = {}
+    for name, pairs in results.items():
+        o = statistics.median(p[0] for p in pairs)
+        b = statistics.median(p[1] for p in pairs)
+        ratios[name] = o / b
+        print(f"{name:12} {o:8.2f} {b:8.2f} {o / b:10.2f}")
+    print(
+        f"family vs bake: null {ratios['null']:.2f}x, one-file {ratios['one-file']:.2f}x,"
+        f" base-change {ratios['base-change']:.2f}x"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
