@@ -113,13 +113,14 @@ _ATTRS = {
         default = "@bazel_tools//tools/allowlists/function_transition_allowlist",
     ),
     "_arch": attr.label(default = ARCH_SETTING),
+    # one interpreter each, bytecode compiled at build time (tools/python/bytecode.bzl)
     "_builder": attr.label(
-        default = Label("//tools/imagebuild"),
+        default = Label("//tools/imagebuild:imagebuild_launch"),
         executable = True,
         cfg = "exec",
     ),
     "_tagconf": attr.label(
-        default = Label("//tools/tagconf"),
+        default = Label("//tools/tagconf:tagconf_launch"),
         executable = True,
         cfg = "exec",
     ),

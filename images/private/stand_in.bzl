@@ -62,7 +62,7 @@ stand_in_image = rule(
         "srcs": attr.label_list(doc = "Files the Dockerfile COPYs.", allow_files = True),
         "stage": attr.string(doc = "Stage to build; empty: the last one."),
         "_builder": attr.label(
-            default = Label("//tools/imagebuild"),
+            default = Label("//tools/imagebuild:imagebuild_launch"),
             executable = True,
             cfg = "exec",
         ),
