@@ -270,22 +270,36 @@ def _archs(catalog: Catalog, spec: str | None) -> list[str]:
     return [catalog.check_arch(a) for a in dict.fromkeys(archs)]
 
 
-def _cmd_tags(args: argparse.Namespace, out) -> int:
-    catalog = _load(args)
+def _names(catalog: Catalog, args: argparse.Namespace) -> list[str]:
+    """The targets of --target and --group (catalogue names), else every target."""
     names = [catalog.target(t).name for t in args.target]
     if args.group:
         names += catalog.group(args.group)
-    if not names:
-        names = list(catalog.target_names)
-    values = _values(catalog, args, args.vcs_ref)
+    return names or list(catalog.target_names)
+
+
+def _selected_archs(catalog: Catalog, args: argparse.Namespace) -> list[str]:
+    """--arch, refused for a target asked for by name on an arch it is not built for."""
     archs = _archs(catalog, args.arch)
-    if args.arch != "all":  # a target asked for by name on an arch it is not built for
+    if args.arch != "all":
         for name in args.target:
             for arch in archs:
                 catalog.check_built(catalog.target(name), arch, f"--target {name}")
-    images = render_many(catalog, names, archs, values)
+    return archs
+
+
+def _note_left_out(catalog: Catalog, names: list[str], archs: list[str]) -> None:
     for reason in left_out(catalog, names, archs):
         sys.stderr.write(f"tagconf: note: {reason}; left out\n")
+
+
+def _cmd_tags(args: argparse.Namespace, out) -> int:
+    catalog = _load(args)
+    names = _names(catalog, args)
+    values = _values(catalog, args, args.vcs_ref)
+    archs = _selected_archs(catalog, args)
+    images = render_many(catalog, names, archs, values)
+    _note_left_out(catalog, names, archs)
     check_collisions(images)
     registry = catalog.registry if args.registry == "" else (args.registry or "")
     if args.registry:
@@ -380,18 +394,9 @@ def _cmd_spec(args: argparse.Namespace, out) -> int:
 
 def _cmd_bake(args: argparse.Namespace, out) -> int:
     catalog = _load(args)
-    names = [catalog.target(t).name for t in args.target]
-    if args.group:
-        names += catalog.group(args.group)
-    if not names:
-        names = list(catalog.target_names)
-    archs = _archs(catalog, args.arch)
-    if args.arch != "all":
-        for name in args.target:
-            for arch in archs:
-                catalog.check_built(catalog.target(name), arch, f"--target {name}")
-    for reason in left_out(catalog, names, archs):
-        sys.stderr.write(f"tagconf: note: {reason}; left out\n")
+    names = _names(catalog, args)
+    archs = _selected_archs(catalog, args)
+    _note_left_out(catalog, names, archs)
     registry = check_registry(args.registry) if args.registry else None
     secrets = None
     if args.secrets_dir is not None:
