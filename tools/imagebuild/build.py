@@ -409,7 +409,7 @@ def build(
     log_path = daemon.log_file(args.log)
     if digest:
         phases.done("staging hit")
-        note = f"staging hit: {staging.host}/{name}:{tag} is {digest}, whole; BuildKit not run"
+        note = reads.hit_note(staging, name, tag, digest, "BuildKit")
         print(f"imagebuild: {describe(spec, args)}: {note}", file=sys.stderr, flush=True)
         if log_path:
             log_path.write_text(f"# {describe(spec, args)}\n# {note}\n")
@@ -445,16 +445,12 @@ def build(
         media_type=media_type,
         manifest=manifest,
         config=config,
-        staging_registry=staging.registry,
-        staging_name=name,
-        staging_tag=tag,
-        embedded=staging.embedded,
-        staging_instance=staging.instance,
         content_key=key,
         parents={n: d.digest for n, d in parents.items()},
         dockerfile=str(args.dockerfile),
         stage=spec.get("stage") or "",
         builder=builder.identity(),
+        **staging.placement(name, tag),
     ).write(args.output)
 
 

@@ -183,6 +183,22 @@ def run(args: argparse.Namespace) -> str:
     )
     name, tag = staging.name(REPOSITORY), "c-" + key.removeprefix("sha256:")
     builder = {"name": "mmdebstrap", "driver": "mmdebstrap", "version": tool}
+
+    def write_descriptor(digest: str, media_type: str, body: bytes, config_json: dict) -> None:
+        """Write the descriptor of the image staged as name:tag (built, or a staging hit)."""
+        desc.Descriptor(
+            target=REPOSITORY,
+            arch=None,
+            repository=REPOSITORY,
+            digest=digest,
+            media_type=media_type,
+            manifest=body,
+            config=config_json,
+            content_key=key,
+            builder=builder,
+            **staging.placement(name, tag),
+        ).write(args.output)
+
     # held until the descriptor is written: `gc` keeps the tag and leaves staging up
     with lease.hold(f"{REPOSITORY} (stand-in upstream)", tags=[f"{name}:{tag}"]):
         digest, why = reads.hit(staging, name, tag)
@@ -191,25 +207,8 @@ def run(args: argparse.Namespace) -> str:
                 body, media_type, staged_config = reads.fetch(staging, name, digest)
             except RegistryError as e:
                 raise UpstreamError(str(e)) from None
-            desc.Descriptor(
-                target=REPOSITORY,
-                arch=None,
-                repository=REPOSITORY,
-                digest=digest,
-                media_type=media_type,
-                manifest=body,
-                config=staged_config,
-                staging_registry=staging.registry,
-                staging_name=name,
-                staging_tag=tag,
-                embedded=staging.embedded,
-                staging_instance=staging.instance,
-                content_key=key,
-                builder=builder,
-            ).write(args.output)
-            note = (
-                f"staging hit: {staging.host}/{name}:{tag} is {digest}, whole; mmdebstrap not run"
-            )
+            write_descriptor(digest, media_type, body, staged_config)
+            note = reads.hit_note(staging, name, tag, digest, "mmdebstrap")
             print(f"upstream: {note}", file=sys.stderr, flush=True)
             if args.log:
                 daemon.log_file(args.log).write_text(f"# {note}\n")
@@ -283,22 +282,7 @@ def run(args: argparse.Namespace) -> str:
                     f" (zstd {ZSTD_LEVEL}); mmdebstrap + layout + pack {built - start:.1f}s,"
                     f" push {pushed - built:.1f}s\n"
                 )
-        desc.Descriptor(
-            target=REPOSITORY,
-            arch=None,
-            repository=REPOSITORY,
-            digest=desc.digest_of(body),
-            media_type=MANIFEST,
-            manifest=body,
-            config=json.loads(config_bytes),
-            staging_registry=staging.registry,
-            staging_name=name,
-            staging_tag=tag,
-            embedded=staging.embedded,
-            staging_instance=staging.instance,
-            content_key=key,
-            builder=builder,
-        ).write(args.output)
+        write_descriptor(desc.digest_of(body), MANIFEST, body, json.loads(config_bytes))
     return f"{raw_size / 2**30:.2f} GiB root file system, {size / 2**30:.2f} GiB layer"
 
 

@@ -53,6 +53,16 @@ class Staging:
         """The repository path on the host that stages ``repository``."""
         return f"{self.prefix}/{repository}"
 
+    def placement(self, name: str, tag: str) -> dict[str, object]:
+        """The descriptor fields saying where staging holds an image pushed as ``name:tag``."""
+        return {
+            "staging_registry": self.registry,
+            "staging_name": name,
+            "staging_tag": tag,
+            "embedded": self.embedded,
+            "staging_instance": self.instance,
+        }
+
     @property
     def instance(self) -> str:
         """The embedded registry's state dir identity (``embedded.instance_id``); '' if shared."""

@@ -51,6 +51,11 @@ def hit(staging: Staging, name: str, tag: str) -> tuple[str | None, str]:
         c.close()
 
 
+def hit_note(staging: Staging, name: str, tag: str, digest: str, skipped: str) -> str:
+    """What a build that reused staging's image says (stderr, its log)."""
+    return f"staging hit: {staging.host}/{name}:{tag} is {digest}, whole; {skipped} not run"
+
+
 def fetch(staging: Staging, name: str, digest: str) -> tuple[bytes, str, dict]:
     """The manifest (exact bytes), its media type and the config, from staging.
 
