@@ -5,19 +5,12 @@ Python bootstrap that execs a second interpreter (its shell bootstrap,
 `bootstrap_impl=script`, came later), and it ships no bytecode: an
 interpreter that may not write `__pycache__` (PYTHONDONTWRITEBYTECODE, a
 read-only tree) compiles every module on every start, which for the
-registry tool and httpx is most of a no-op push. A launcher that starts
-the program through `PyLaunchInfo` (images/private/push.bzl) runs one
-interpreter on the main file with the PYTHONPATH the bootstrap would give,
-and finds every module of the program already compiled.
+registry tool and httpx is most of a no-op push. `py_launch`'s launcher
+runs one interpreter on the main file with the PYTHONPATH the bootstrap
+would give, and finds every module of the program already compiled: the
+ImageSpec and ImageBuild actions run it (images/private/image.bzl), and so
+do the push, plan, verify and load launchers (images/private/push.bzl).
 """
-
-PyLaunchInfo = provider(
-    doc = "How to start a py_binary's main file directly, from its runfiles root.",
-    fields = {
-        "main": "runfiles path of the main file (`_main/tools/registry/__main__.py`)",
-        "python_path": "runfiles paths for PYTHONPATH, in the bootstrap's order",
-    },
-)
 
 def _runfiles_path(ctx, f):
     """A file's path under the runfiles root (`_main/...`, `<repo>/...`)."""
@@ -70,7 +63,6 @@ def _py_launch_impl(ctx):
                 binary[DefaultInfo].default_runfiles,
             ),
         ),
-        PyLaunchInfo(main = main, python_path = python_path),
     ]
 
 # The runfiles tree: the launcher's own (an action's tool, `bazel run`), else
@@ -95,8 +87,9 @@ exec python3 "$r/{main}" "$@"
 py_launch = rule(
     implementation = _py_launch_impl,
     executable = True,
-    doc = """A py_binary's runfiles with build-time bytecode, `PyLaunchInfo` to start it, and
-a launcher that does (an action's tool: `ctx.executable`, one interpreter).
+    doc = """A py_binary's runfiles with build-time bytecode, and a launcher that starts it
+with one interpreter (an action's tool through `ctx.executable`, or a file in
+another program's runfiles with `$RUNFILES_DIR` set).
 
 Each `.py` of the binary's runfiles gets a checked-hash pyc in the
 `__pycache__` next to it in the runfiles tree (the interpreter checks the
