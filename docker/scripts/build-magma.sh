@@ -3,17 +3,21 @@
 # Build MAGMA (LAPACK on the GPU) for ROCm and one GPU architecture, as
 # PyTorch's CI builds the MAGMA its ROCm wheels link.
 #
-# Usage: build-magma.sh --arch PYTORCH_ROCM_ARCH [--source DIR] PREFIX
+# Usage: build-magma.sh --arch PYTORCH_ROCM_ARCH (--pytorch-src DIR | --source DIR) PREFIX
 #        build-magma.sh --help
 #
 # PREFIX receives lib/libmagma.so and include/ (PyTorch finds them through
 # MAGMA_HOME, cmake/Modules/FindMAGMA.cmake; build-pytorch.sh --magma).
-# Without --source the MAGMA source is fetched at PyTorch CI's pin; --source
-# builds a copy of an existing checkout instead (offline rebuilds).
+# With --pytorch-src the MAGMA source is fetched at the pin of that PyTorch
+# tree's CI (.ci/magma-rocm/build_magma.sh: the repository it clones and
+# MAGMA_VERSION), so MAGMA moves with PyTorch as AOTriton does
+# (build-aotriton.sh); only that file of the tree is read. --source builds a
+# copy of an existing checkout instead (offline rebuilds).
 #
 # What PyTorch's CI does (.ci/magma-rocm/build_magma.sh and
 # .ci/magma-rocm/package_files/build.sh), and what this does too:
-#   - source: https://github.com/k-artem/magma.git at a68b9257 (the branch of
+#   - source: the pin of build_magma.sh (for PyTorch 2.15:
+#     https://github.com/k-artem/magma.git at a68b9257, the branch of
 #     icl-utk-edu/magma pull request 77);
 #   - make.inc from make.inc-examples/make.inc.hip-gcc-mkl, with Intel's MKL
 #     linked statically (mkl_gf_lp64, mkl_gnu_thread, mkl_core) from MKLROOT,
@@ -42,19 +46,17 @@ set -euo pipefail
 
 die() { echo "build-magma: $*" >&2; exit 1; }
 
-usage="usage: build-magma.sh --arch PYTORCH_ROCM_ARCH [--source DIR] PREFIX"
-# PyTorch CI's pin (.ci/magma-rocm/build_magma.sh, MAGMA_VERSION)
-MAGMA_REPO=https://github.com/k-artem/magma.git
-MAGMA_COMMIT=a68b9257ac435afa1ebdfb8f50d67668950aef61
+usage="usage: build-magma.sh --arch PYTORCH_ROCM_ARCH (--pytorch-src DIR | --source DIR) PREFIX"
 # build-pytorch.sh's pin (PyTorch CI's, .ci/docker/common/install_mkl.sh)
 MKL_VERSION=${MKL_VERSION:-2025.3.0}
 
-arch="" source_dir=""
+arch="" source_dir="" pytorch_src=""
 while [ "$#" -gt 0 ]; do
     case "$1" in
         -h|--help) echo "$usage"; exit 0 ;;
         --arch) [ "$#" -ge 2 ] || die "$usage"; arch=$2; shift 2 ;;
         --source) [ "$#" -ge 2 ] || die "$usage"; source_dir=$2; shift 2 ;;
+        --pytorch-src) [ "$#" -ge 2 ] || die "$usage"; pytorch_src=$2; shift 2 ;;
         -*) die "unknown option '$1'; $usage" ;;
         *) break ;;
     esac
@@ -68,9 +70,19 @@ esac
 case "$arch" in
     *\;*|*' '*) die "--arch names one architecture, got '$arch'" ;;
 esac
+[ -n "$source_dir" ] || [ -n "$pytorch_src" ] || die "$usage"
 if [ -n "$source_dir" ]; then
     [ -f "$source_dir/make.inc-examples/make.inc.hip-gcc-mkl" ] \
         || die "$source_dir is not a MAGMA checkout (no make.inc-examples/make.inc.hip-gcc-mkl)"
+else
+    pin_file=$pytorch_src/.ci/magma-rocm/build_magma.sh
+    [ -f "$pin_file" ] || die "$pytorch_src has no .ci/magma-rocm/build_magma.sh (not a PyTorch tree?)"
+    MAGMA_COMMIT=$(sed -n 's/^MAGMA_VERSION=\([0-9a-f]\{40\}\)$/\1/p' "$pin_file" || true)
+    [ "$(printf '%s' "$MAGMA_COMMIT" | grep -c .)" -eq 1 ] \
+        || die "no single MAGMA_VERSION=<40-hex commit> line in $pin_file"
+    MAGMA_REPO=$(grep -oE 'git clone https://[^ ]+\.git' "$pin_file" | cut -d' ' -f3 | sort -u || true)
+    [ "$(printf '%s' "$MAGMA_REPO" | grep -c .)" -eq 1 ] \
+        || die "no single 'git clone https://....git' of MAGMA in $pin_file"
 fi
 script_dir=$(cd "$(dirname "$0")" && pwd)
 
@@ -126,4 +138,4 @@ $undefined"
 
 mkdir -p "$prefix"
 cp -R lib include "$prefix"/
-echo "build-magma: $MAGMA_REPO $MAGMA_COMMIT for $arch (MKL $MKL_VERSION) -> $prefix"
+echo "build-magma: ${MAGMA_REPO:-$source_dir} ${MAGMA_COMMIT:-} for $arch (MKL $MKL_VERSION) -> $prefix"

@@ -634,11 +634,25 @@ def test_magma_builds_as_pytorch_ci_for_the_arch_against_static_mkl(tmp_path, ru
     assert (src / "make.inc-examples").is_dir() and not (src / "make.inc").exists()  # a copy
 
 
-def test_magma_fetches_pytorch_cis_pin(tmp_path, run_script):
+def pin_tree(root: Path, text: str | None = None) -> Path:
+    """A PyTorch tree holding only what build-magma.sh reads: its CI's MAGMA pin."""
+    (root / ".ci/magma-rocm").mkdir(parents=True)
+    (root / ".ci/magma-rocm/build_magma.sh").write_text(
+        text
+        if text is not None
+        else "#!/usr/bin/env bash\n# https://github.com/icl-utk-edu/magma/pull/77\n"
+        f"MAGMA_VERSION={MAGMA_PIN}\n"
+        "pushd ${PACKAGE_DIR}\ngit clone https://github.com/k-artem/magma.git\n"
+        "pushd magma\ngit checkout ${MAGMA_VERSION}\n"
+    )
+    return root
+
+
+def test_magma_fetches_the_pin_of_the_pytorch_trees_ci(tmp_path, run_script):
     mkl(tmp_path)
     r = run_script(
-        "build-magma.sh", "--arch", "gfx950", str(tmp_path / "prefix"),
-        env={"FAKE_GIT_TREE": str(magma_tree(tmp_path / "tree"))},
+        "build-magma.sh", "--arch", "gfx950", "--pytorch-src", str(pin_tree(tmp_path / "pt")),
+        str(tmp_path / "prefix"), env={"FAKE_GIT_TREE": str(magma_tree(tmp_path / "tree"))},
     )  # fmt: skip
     assert r.proc.returncode == 0, r.proc.stderr
     assert any(
@@ -649,6 +663,39 @@ def test_magma_fetches_pytorch_cis_pin(tmp_path, run_script):
     assert fetches[-1].split()[-1] == MAGMA_PIN
     assert not any("submodule" in line for line in r.lines)
     assert "--offload-arch=gfx950" in Path(f"{tmp_path / 'pip.log'}.make.inc").read_text()
+    assert f"https://github.com/k-artem/magma.git {MAGMA_PIN} for gfx950" in r.proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("pin", "message"),
+    [
+        (None, "has no .ci/magma-rocm/build_magma.sh"),
+        ("git clone https://github.com/k-artem/magma.git\n", "no single MAGMA_VERSION="),
+        (f"MAGMA_VERSION={MAGMA_PIN}\n", "no single 'git clone https://....git'"),
+        (
+            f"MAGMA_VERSION={MAGMA_PIN}\nMAGMA_VERSION={'1' * 40}\n"
+            "git clone https://github.com/k-artem/magma.git\n",
+            "no single MAGMA_VERSION=",
+        ),
+    ],
+)
+def test_magma_refuses_a_tree_without_one_pin(tmp_path, run_script, pin, message):
+    mkl(tmp_path)
+    tree = tmp_path / "pt"
+    tree.mkdir()
+    if pin is not None:
+        (tree / ".ci/magma-rocm").mkdir(parents=True)
+        (tree / ".ci/magma-rocm/build_magma.sh").write_text(pin)
+    r = run_script(
+        "build-magma.sh", "--arch", "gfx950", "--pytorch-src", str(tree), str(tmp_path / "p")
+    )
+    assert r.proc.returncode == 1 and message in r.proc.stderr, r.proc.stderr
+    assert not any(line.startswith("git ") for line in r.lines)
+
+
+def test_magma_needs_a_pytorch_tree_or_a_source(tmp_path, run_script):
+    r = run_script("build-magma.sh", "--arch", "gfx950", str(tmp_path / "p"))
+    assert r.proc.returncode == 1 and "usage: build-magma.sh" in r.proc.stderr
 
 
 def test_magma_help(tmp_path, run_script):
