@@ -3,13 +3,25 @@
 From a cold start (a staging registry, a mirror settings file and, through
 them, action keys of this run's own):
 
+- `python3 -m tools.rehearsal.sources start` serves the stand-in sources
+  (images/rehearsal/sources.toml) on loopback and writes the mirror settings
+  file with its [git.rewrite];
 - `bazel build //images/rehearsal:upstream` builds the stand-in (one
-  UpstreamBuild); `bazel build //images:rocm-runtime.gfx1100
-  //images:base.gfx1100 --config=rehearsal` builds both from docker/ (two
-  ImageBuilds); a second build runs nothing;
+  UpstreamBuild); `bazel build` of rocm-runtime, base, triton-wheel,
+  pytorch-src, pytorch, pytorch-wheel, pytorch-test and pytorch-run (gfx1100)
+  `--config=rehearsal` builds them from docker/ (eight ImageBuilds: MAGMA,
+  AOTriton and torch compiled with hipcc for gfx1100, the smoke test run in
+  pytorch, pytorch-test and runtime); a second build runs nothing;
+- tools/rehearsal/coverage.py reads BuildKit's step list in their logs: every
+  RUN of Dockerfile.rocm-runtime, .base, .triton, .pytorch and .runtime
+  executed (the slice of docker/ the rehearsal covers so far; it prints the
+  coverage of all of docker/);
 - tools/rehearsal/check.py reads the images: kernel files of gfx1100 only,
   the fat binaries, sizes and bytes pruned, ldconfig and gpu-arch, a hipcc
-  code object for gfx1100 in base;
+  code object for gfx1100 in base; the triton wheel installs in base and
+  imports with its native module; pytorch-src has its submodule checked out;
+  runtime runs the smoke test as uid 1001 (rocm) and its libtorch_hip.so
+  carries amdgcn code objects for gfx1100 only;
 - rocm-runtime for gfx950 fails with the prune script's "no rocBLAS kernels"
   line in Bazel's error;
 - another mirror (the settings file rewritten) runs 0 UpstreamBuild and 0
@@ -41,10 +53,39 @@ sys.path.insert(0, str(REPO))
 from tools import daemon  # noqa: E402
 from tools.rehearsal import check as image_check  # noqa: E402
 from tools.scratch_bazel import Checks, read_exec_log  # noqa: E402
+from tools.tagconf import catalog  # noqa: E402
 
 ARCH = "gfx1100"
 REFUSED_ARCH = "gfx950"
-TARGETS = [f"//images:rocm-runtime.{ARCH}", f"//images:base.{ARCH}"]
+TARGETS = [
+    f"//images:rocm-runtime.{ARCH}",
+    f"//images:base.{ARCH}",
+    "//images:triton-wheel",
+    "//images:pytorch-src",
+    f"//images:pytorch.{ARCH}",
+    f"//images:pytorch-wheel.{ARCH}",
+    f"//images:pytorch-test.{ARCH}",
+    f"//images:pytorch-run.{ARCH}",
+]
+# Their logs (images/private/image.bzl: logs/<package>/<target>.log), and the RUNs
+# of docker/ they must have executed: the slice of docker/ the rehearsal covers.
+LOGS = [
+    f"rocm-runtime.{ARCH}",
+    f"pytorch-base.{ARCH}",
+    "triton-wheel",
+    "pytorch-src",
+    f"pytorch.{ARCH}",
+    f"pytorch-wheel.{ARCH}",
+    f"pytorch-test.{ARCH}",
+    f"pytorch-run.{ARCH}",
+]
+REQUIRED = [
+    "Dockerfile.rocm-runtime",
+    "Dockerfile.base",
+    "Dockerfile.triton",
+    "Dockerfile.pytorch",
+    "Dockerfile.runtime",
+]
 UPSTREAM = "//images/rehearsal:upstream"
 BUILDS = ("UpstreamBuild", "ImageBuild")
 
@@ -65,6 +106,7 @@ class Run:
             ROCM_PYTORCH_STAGING_DIR=str(root / "staging"),
             ROCM_PYTORCH_STAGING_PORT=str(daemon.free_port()),
             ROCM_PYTORCH_MIRRORS=str(self.mirrors),
+            ROCM_PYTORCH_SOURCES_DIR=str(root / "sources"),
         )
 
     def bazel(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -128,9 +170,10 @@ class DiskPeak:
 
 
 def clean(run: Run) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "tools.staging", "stop"], cwd=REPO, env=run.env, capture_output=True
-    )
+    for tool in ("tools.staging", "tools.rehearsal.sources"):
+        subprocess.run(
+            [sys.executable, "-m", tool, "stop"], cwd=REPO, env=run.env, capture_output=True
+        )
     shutil.rmtree(run.root, ignore_errors=True)
     # the engine .ci/run started (ROCM_PYTORCH_ENGINE_DIR), never a developer's
     if os.environ.get("ROCM_PYTORCH_ENGINE_DIR"):
@@ -143,6 +186,26 @@ def main() -> int:
     run = Run(Path(tempfile.mkdtemp(prefix="rehearsal-ci-")))
     timings: dict[str, float] = {}
 
+    @check("the stand-in sources are served on loopback (git daemon, [git.rewrite])")
+    def _sources():
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tools.rehearsal.sources",
+                "start",
+                "--mirrors",
+                str(run.mirrors),
+            ],
+            cwd=REPO,
+            env=run.env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip().splitlines()[-1]
+
     @check("the stand-in upstream builds from Debian's ROCm (cold)")
     def _upstream():
         spawns, wall = run.build(UPSTREAM, config=False)
@@ -152,12 +215,27 @@ def main() -> int:
         summary = [line for line in log.read_text().splitlines() if line.startswith("# upstream:")]
         return f"{wall:.0f}s; {summary[-1][2:] if summary else ''}"
 
-    @check(f"rocm-runtime and base build from docker/ for {ARCH} (cold)")
+    @check(f"rocm-runtime, base ({ARCH}), triton-wheel, pytorch-src build from docker/ (cold)")
     def _family():
         spawns, wall = run.build(*TARGETS)
         timings["family"] = wall
-        assert spawns == {"UpstreamBuild": 0, "ImageBuild": 2}, spawns
-        return f"{wall:.0f}s, 2 ImageBuild"
+        assert spawns == {"UpstreamBuild": 0, "ImageBuild": len(TARGETS)}, spawns
+        return f"{wall:.0f}s, {len(TARGETS)} ImageBuild"
+
+    @check("every RUN of the rehearsed slice of docker/ executed (BuildKit's step list)")
+    def _coverage():
+        logs = Path(daemon.home(), *daemon.CACHE_DIR, "logs", "images")
+        required = [a for name in REQUIRED for a in ("--require", name)]
+        proc = run.bazel(
+            "run",
+            "//tools/rehearsal:coverage",
+            "--",
+            *(str(logs / f"{name}.log") for name in LOGS),
+            *required,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
+        return f"{', '.join(REQUIRED)}: all; {proc.stdout.strip().splitlines()[-1]}"
 
     @check("a second build runs nothing (warm)")
     def _warm():
@@ -172,13 +250,14 @@ def main() -> int:
         for f in files:
             f.unlink()  # as `bazel clean` or a fresh runner would have it: Bazel runs them again
         spawns, wall = run.build(UPSTREAM, *TARGETS)
-        assert spawns == {"UpstreamBuild": 1, "ImageBuild": 2}, spawns
+        assert spawns == {"UpstreamBuild": 1, "ImageBuild": len(TARGETS)}, spawns
         hits = run.stderr.count("staging hit: ")
-        assert hits == 3, f"{hits} staging hits of 3 builds:\n{run.stderr[-2000:]}"
+        want = 1 + len(TARGETS)
+        assert hits == want, f"{hits} staging hits of {want} builds:\n{run.stderr[-2000:]}"
         after = [json.loads(f.read_text())["digest"] for f in files]
         assert after == before, "a staging hit gave another digest"
         return (
-            f"3 builds, 3 staging hits in {wall:.1f}s (cold: {timings['upstream']:.0f}s +"
+            f"{want} builds, {want} staging hits in {wall:.1f}s (cold: {timings['upstream']:.0f}s +"
             f" {timings['family']:.0f}s)"
         )
 
@@ -189,6 +268,25 @@ def main() -> int:
             "base": run.descriptor(TARGETS[1]),
         }
         results = image_check.run(ARCH, paths["upstream"], paths["runtime"], paths["base"])
+        images = {t: image_check.desc.load(run.descriptor(t)).staging_ref for t in TARGETS[1:]}
+        defaults = catalog.load(REPO / "images" / "catalog.toml").defaults
+        results.append(
+            image_check.check_triton(
+                images[TARGETS[1]],
+                images["//images:triton-wheel"],
+                defaults["TRITON_VERSION"],
+                defaults["PYTHON_VERSION"],
+            )
+        )
+        results.append(
+            image_check.check_source_tree(images["//images:pytorch-src"], "/src/pytorch")
+        )
+        results += image_check.check_runtime(
+            images[f"//images:pytorch-run.{ARCH}"],
+            images[TARGETS[1]],
+            ARCH,
+            defaults["PYTHON_VERSION"],
+        )
     except Exception as e:
         results = [image_check.Result("the images", False, str(e))]
     for r in results:
@@ -250,7 +348,7 @@ def main() -> int:
     print(disk.report(), flush=True)
     print(
         f"rehearsal: stand-in {timings.get('upstream', 0):.0f}s,"
-        f" rocm-runtime + base {timings.get('family', 0):.0f}s (cold)"
+        f" {len(TARGETS)} images from docker/ {timings.get('family', 0):.0f}s (cold)"
     )
     line, ok = check.summary("rehearsal checks")
     print(line)

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,9 +65,11 @@ def generic_target(arch: str) -> str:
     return next((generic for pattern, generic in table if re.fullmatch(pattern, arch)), "")
 
 
-def run_in(image: str, script: str, docker: str = "docker") -> str:
+def run_in(image: str, script: str, docker: str = "docker", mount: Path | None = None) -> str:
+    """``script`` run by bash in ``image`` without network (``mount`` read-only at /w)."""
+    volume = ["--volume", f"{mount}:/w:ro"] if mount else []
     proc = subprocess.run(
-        [docker, "run", "--rm", "--network", "none", image, "bash", "-c", script],
+        [docker, "run", "--rm", "--network", "none", *volume, image, "bash", "-c", script],
         capture_output=True,
         text=True,
         check=False,
@@ -173,6 +177,119 @@ for f in k.o.*amdgcn*; do /opt/rocm/llvm/bin/llvm-readelf -h "$f" | grep -E 'Mac
     return Result(
         "hipcc", True, f"hipcc --offload-arch={arch} made an amdgcn code object for {arch} only"
     )
+
+
+def copy_out(image: str, path: str, dest: Path, docker: str = "docker") -> Path:
+    """``path`` of ``image`` copied into the directory ``dest``: the image may be FROM
+    scratch (a container of it is created, never started); where it landed."""
+    created = subprocess.run(
+        [docker, "create", image, "none"], capture_output=True, text=True, check=False
+    )
+    if created.returncode != 0:
+        raise CheckError(f"{image}: docker create exited {created.returncode}: {created.stderr}")
+    cid = created.stdout.strip()
+    try:
+        proc = subprocess.run(
+            [docker, "cp", f"{cid}:{path}", str(dest)], capture_output=True, text=True, check=False
+        )
+        if proc.returncode != 0:
+            raise CheckError(f"{image} has no {path}: {proc.stderr.strip()}")
+    finally:
+        subprocess.run([docker, "rm", cid], capture_output=True, check=False)
+    return dest / Path(path).name
+
+
+def check_triton(base: str, wheel_image: str, version: str, python: str) -> Result:
+    """triton-wheel holds one triton wheel of ``version`` for base's Python, which installs
+    in base without an index and imports with its native module and both backends."""
+    want = (
+        f"triton-{version}-cp{python.replace('.', '')}-cp{python.replace('.', '')}-linux_x86_64.whl"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        wheels = copy_out(wheel_image, "/wheels", Path(tmp))
+        names = sorted(w.name for w in wheels.iterdir())
+        if names != [want]:
+            return Result("triton wheel", False, f"/wheels holds {names}, not [{want!r}]")
+        out = run_in(
+            base,
+            "python -m pip install --quiet --no-index --no-deps /w/wheels/*.whl && python -c"
+            " 'import triton, triton._C.libtriton as lib;"
+            " print(triton.__version__, *sorted(triton.backends.backends), lib.__file__)'",
+            mount=Path(tmp),
+        )
+    words = out.split()
+    if words[:3] != [version, "amd", "nvidia"] or not words[-1].endswith(".so"):
+        return Result("triton wheel", False, f"in base, triton says {out.strip()!r}")
+    return Result(
+        "triton wheel",
+        True,
+        f"{want} installs in base without an index; imports {version}, backends amd and"
+        " nvidia, native triton._C.libtriton",
+    )
+
+
+def check_source_tree(image: str, root: str) -> Result:
+    """The source image holds a checkout at ``root`` whose every submodule is checked out."""
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            gitmodules = copy_out(image, f"{root}/.gitmodules", Path(tmp)).read_text()
+        except CheckError:
+            gitmodules = ""
+        paths = re.findall(r"^\s*path\s*=\s*(\S+)", gitmodules, re.M)
+        empty = []
+        for sub in paths:
+            dest = Path(tmp) / "sub"
+            dest.mkdir()
+            got = copy_out(image, f"{root}/{sub}", dest)
+            if not any(f.name != ".git" for f in got.iterdir()):
+                empty.append(sub)
+            shutil.rmtree(dest)
+    if not paths or empty:
+        return Result(
+            "source tree", False, f"{root}: submodules {paths or 'none'}, not checked out: {empty}"
+        )
+    return Result("source tree", True, f"{root} with its {len(paths)} submodule(s) checked out")
+
+
+def check_runtime(runtime: str, base: str, arch: str, python: str) -> list[Result]:
+    """runtime passes the smoke test as its user, and its torch carries an amdgcn code object
+    for ``arch`` only (read with base's LLVM tools: runtime has none)."""
+    results = []
+    out = run_in(
+        runtime,
+        "id; stat -c '%U %u %a' /home/rocm /opt/venv;"
+        " python /usr/local/share/rocm-pytorch/smoke-test-torch.py",
+    )
+    ident, home, venv = out.splitlines()[:3]
+    ok = "uid=1001(rocm)" in ident and home.startswith("rocm 1001") and venv.startswith("root 0")
+    ok = ok and "all smoke checks passed" in out
+    results.append(
+        Result(
+            "runtime user and smoke test",
+            ok,
+            f"{ident.split()[0]}; /home/rocm {home}; /opt/venv {venv}; smoke test"
+            f" {'passed' if 'all smoke checks passed' in out else 'failed:' + out[-400:]}",
+        )
+    )
+    lib = f"/opt/venv/lib/python{python}/site-packages/torch/lib/libtorch_hip.so"
+    with tempfile.TemporaryDirectory() as tmp:
+        copy_out(runtime, lib, Path(tmp))
+        llvm = "/opt/rocm/llvm/bin"
+        targets = run_in(
+            base,
+            f"cd /tmp && {llvm}/llvm-objcopy --dump-section=.hip_fatbin=fb.bin /w/libtorch_hip.so"
+            f" /dev/null && {llvm}/clang-offload-bundler --list --type=o --input=fb.bin",
+            mount=Path(tmp),
+        ).split()
+    gpu = sorted({t.rsplit("--", 1)[-1] for t in targets if "amdgcn" in t})
+    results.append(
+        Result(
+            "libtorch_hip.so code objects",
+            gpu == [arch],
+            f"{lib} carries amdgcn code objects for {gpu or 'nothing'}",
+        )
+    )
+    return results
 
 
 def run(arch: str, upstream: Path, runtime: Path, base: Path) -> list[Result]:

@@ -1,0 +1,134 @@
+"""The stand-in torch: builds for ROCm from the environment PyTorch's build reads.
+
+docker/scripts/build-pytorch.sh runs `pip wheel --no-build-isolation .` after
+tools/amd_build/build_amd.py, with USE_ROCM, PYTORCH_ROCM_ARCH, ROCM_PATH,
+PYTORCH_BUILD_VERSION, BLAS=MKL and MKLROOT, USE_MAGMA and MAGMA_HOME,
+USE_FLASH_ATTENTION and AOTRITON_INSTALLED_PREFIX, MAX_JOBS. This build
+reads the same variables and fails where PyTorch's would, or where PyTorch's
+would quietly build something else (BLAS=MKL without MKL is an error there
+too). hipcc compiles the hipified kernels for each arch of
+PYTORCH_ROCM_ARCH into torch/lib/libtorch_hip.so, linked with libmagma.so
+and libaotriton_v2.so; AOTriton's library and kernel images ship in
+torch/lib as aotriton.cmake installs them; torch._C is a C extension on
+libtorch_hip.so. The tensor library itself is numpy: seconds, not hours.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).parent.resolve()
+
+
+def need(name: str) -> str:
+    value = os.environ.get(name, "")
+    if not value:
+        sys.exit(f"stand-in torch: {name} is not set")
+    return value
+
+
+if os.environ.get("USE_ROCM") != "1" or os.environ.get("USE_CUDA", "0") not in ("0", ""):
+    sys.exit("stand-in torch: only USE_ROCM=1 USE_CUDA=0 builds are rehearsed")
+ARCHS = [a for a in need("PYTORCH_ROCM_ARCH").replace(" ", ";").split(";") if a]
+VERSION = need("PYTORCH_BUILD_VERSION")
+ROCM = Path(os.environ.get("ROCM_PATH", "/opt/rocm"))
+HIP_SOURCES = sorted((ROOT / "aten/src/ATen/native/hip").glob("*.hip"))
+if not HIP_SOURCES:
+    sys.exit("stand-in torch: no hipified sources: run tools/amd_build/build_amd.py first")
+if os.environ.get("BLAS") == "MKL":
+    mkl = Path(need("MKLROOT"))
+    if (
+        not (mkl / "lib" / "libmkl_core.a").is_file()
+        and not (mkl / "lib" / "libmkl_core.so").is_file()
+    ):
+        sys.exit(f"stand-in torch: BLAS=MKL, but MKL could not be found in {mkl}")
+MAGMA = Path(need("MAGMA_HOME")) if os.environ.get("USE_MAGMA") == "1" else None
+if MAGMA and not (MAGMA / "lib" / "libmagma.so").is_file():
+    sys.exit(f"stand-in torch: USE_MAGMA=1 but no libmagma.so in {MAGMA}/lib")
+AOTRITON = (
+    Path(need("AOTRITON_INSTALLED_PREFIX"))
+    if os.environ.get("USE_FLASH_ATTENTION") == "1"
+    else None
+)
+if AOTRITON and not (AOTRITON / "lib" / "libaotriton_v2.so").is_file():
+    sys.exit(f"stand-in torch: no libaotriton_v2.so in {AOTRITON}/lib")
+if not MAGMA or not AOTRITON:
+    sys.exit(
+        "stand-in torch: the family builds with MAGMA and AOTriton;"
+        " set USE_MAGMA and USE_FLASH_ATTENTION"
+    )
+
+
+def hip_version() -> str:
+    try:
+        return (ROCM / ".info" / "version").read_text().split("-")[0].strip()
+    except OSError:
+        sys.exit(f"stand-in torch: no HIP found at ROCM_PATH={ROCM} (no .info/version)")
+
+
+class BuildWithHip(build_ext):
+    """libtorch_hip.so first (hipcc), then torch._C on it."""
+
+    def run(self) -> None:
+        lib = Path(self.build_lib) / "torch" / "lib"
+        lib.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(AOTRITON / "lib" / "libaotriton_v2.so", lib)
+        shutil.copytree(
+            AOTRITON / "lib" / "aotriton.images", lib / "aotriton.images", dirs_exist_ok=True
+        )
+        hipcc = [
+            str(ROCM / "bin" / "hipcc"),
+            "-shared",
+            "-fPIC",
+            "-O2",
+            *(f"--offload-arch={a}" for a in ARCHS),
+            f'-DTORCH_HIP_ARCH_LIST="{";".join(ARCHS)}"',
+            f"-I{MAGMA / 'include'}",
+            f"-I{AOTRITON / 'include'}",
+            *map(str, HIP_SOURCES),
+            "-x",
+            "hip",
+            str(ROOT / "torch" / "csrc" / "hip_info.cpp"),
+            "-o",
+            str(lib / "libtorch_hip.so"),
+            f"-L{MAGMA / 'lib'}",
+            f"-L{lib}",
+            "-lmagma",
+            "-laotriton_v2",
+            "-Wl,-rpath,$ORIGIN",
+        ]
+        print(" ".join(hipcc), flush=True)
+        subprocess.run(hipcc, check=True)
+        for ext in self.extensions:
+            ext.library_dirs.append(str(lib))
+        super().run()
+        version = Path(self.build_lib) / "torch" / "version.py"
+        version.write_text(
+            f'__version__ = "{VERSION}"\nhip = "{hip_version()}"\ncuda = None\n'
+            f'git_version = "rehearsal"\n'
+        )
+
+
+setup(
+    name="torch",
+    version=VERSION,
+    description="Tensors and dynamic neural networks (rehearsal stand-in)",
+    packages=find_packages(include=["torch", "torch.*"]),
+    ext_modules=[
+        Extension(
+            "torch._C",
+            ["torch/csrc/Module.c"],
+            libraries=["torch_hip"],
+            runtime_library_dirs=["$ORIGIN/lib"],
+        )
+    ],
+    cmdclass={"build_ext": BuildWithHip},
+    install_requires=["numpy", "typing-extensions"],
+    python_requires=">=3.10",
+    zip_safe=False,
+)

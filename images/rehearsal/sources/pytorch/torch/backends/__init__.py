@@ -1,0 +1,1 @@
+from torch.backends import cuda  # noqa: F401

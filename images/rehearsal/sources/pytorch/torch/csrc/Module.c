@@ -1,0 +1,33 @@
+/* torch._C of the stand-in torch: the Python face of libtorch_hip.so. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+const char* torch_hip_arch_list(void);
+int torch_hip_has_magma(void);
+const char* torch_hip_aotriton_archs(void);
+int torch_hip_device_count(void);
+
+static PyObject* arch_list(PyObject* self, PyObject* args) {
+    return PyUnicode_FromString(torch_hip_arch_list());
+}
+static PyObject* has_magma(PyObject* self, PyObject* args) {
+    return PyBool_FromLong(torch_hip_has_magma());
+}
+static PyObject* aotriton_archs(PyObject* self, PyObject* args) {
+    return PyUnicode_FromString(torch_hip_aotriton_archs());
+}
+static PyObject* device_count(PyObject* self, PyObject* args) {
+    return PyLong_FromLong(torch_hip_device_count());
+}
+
+static PyMethodDef methods[] = {
+    {"_hip_arch_list", arch_list, METH_NOARGS, "The GPU archs libtorch_hip.so has code for."},
+    {"_has_magma", has_magma, METH_NOARGS, "Whether libtorch_hip.so links MAGMA."},
+    {"_aotriton_archs", aotriton_archs, METH_NOARGS, "The archs AOTriton has kernels for."},
+    {"_device_count", device_count, METH_NOARGS, "The GPUs HIP sees."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "torch._C", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__C(void) { return PyModule_Create(&module); }

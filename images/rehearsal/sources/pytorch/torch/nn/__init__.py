@@ -1,0 +1,1 @@
+from torch.nn import attention, functional  # noqa: F401

@@ -1,0 +1,3 @@
+"""The NVIDIA backend (rehearsal stand-in): its Python package, no CUDA binaries."""
+
+TARGET = "cuda"

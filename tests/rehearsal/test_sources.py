@@ -1,0 +1,187 @@
+"""The stand-in sources: their configuration, reproducible repositories, and a real
+git daemon that fetch-source.sh reaches through a [git.rewrite] as it reaches GitHub."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tools.mirrors import settings
+from tools.rehearsal import sources
+
+FETCH = Path("docker/scripts/fetch-source.sh").resolve()
+DEFAULTS = {"TRITON_VERSION": "3.9.0", "PYTORCH_VERSION": "2.15.0"}
+
+
+def _config(tmp_path: Path, text: str, files: tuple[str, ...] = ("a", "b")) -> Path:
+    for name in files:
+        d = tmp_path / "sources" / name
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "README.md").write_text(f"{name}\n")
+    config = tmp_path / "sources.toml"
+    config.write_text(text)
+    return config
+
+
+TWO = """
+[[source]]
+name = "a"
+url = "https://github.com/org/a.git"
+ref = "v${TRITON_VERSION}"
+submodules = { "third_party/b" = "b" }
+
+[[source]]
+name = "b"
+url = "https://github.com/org/b.git"
+"""
+
+
+def test_the_checked_in_sources_load_with_the_catalogues_tags():
+    loaded = {s.name: s for s in sources.load()}
+    assert loaded["triton"].url == "https://github.com/triton-lang/triton.git"
+    assert loaded["triton"].ref == "v3.9.0"
+    assert loaded["pytorch"].ref == "v2.15.0"
+    assert loaded["pytorch"].submodules == (("third_party/cpuinfo", "cpuinfo"),)
+    assert loaded["pytorch"].path == "github.com/pytorch/pytorch.git"
+    assert dict(loaded["pytorch"].pins) == {
+        "cmake/External/aotriton.cmake": "aotriton",
+        ".ci/magma-rocm/build_magma.sh": "magma",
+    }
+    for s in loaded.values():
+        assert s.files.is_dir(), s.files
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[[source]]\nname = "a"\nurl = "https://github.com/o/a.git"\nbranch = "x"\n',
+            "unknown keys",
+        ),
+        ('[[source]]\nname = "A b"\nurl = "https://github.com/o/a.git"\n', "not a lowercase word"),
+        (
+            '[[source]]\nname = "a"\nurl = "https://gitlab.com/o/a.git"\n',
+            "is not https://github.com",
+        ),
+        (
+            '[[source]]\nname = "a"\nurl = "https://github.com/o/a.git"\nref = "v${NOPE}"\n',
+            "${NOPE}",
+        ),
+        (
+            '[[source]]\nname = "a"\nurl = "https://github.com/o/a.git"\n'
+            'submodules = { "x" = "zz" }\n',
+            "names 'zz', which is no source",
+        ),
+        (
+            '[[source]]\nname = "a"\nurl = "https://github.com/o/a.git"\n'
+            '[[source]]\nname = "a"\nurl = "https://github.com/o/b.git"\n',
+            "listed twice",
+        ),
+        ('[[source]]\nname = "c"\nurl = "https://github.com/o/c.git"\n', "has no files"),
+        (
+            '[[source]]\nname = "a"\nurl = "https://github.com/o/a.git"\n'
+            'pins = { "README.md" = "zz" }\n',
+            "pin in README.md names 'zz', which is no source",
+        ),
+        (
+            '[[source]]\nname = "a"\nurl = "https://github.com/o/a.git"\n'
+            '[[source]]\nname = "b"\nurl = "https://github.com/o/b.git"\n'
+            'pins = { "README.md" = "a" }\n',
+            "pin file README.md has no @a@ to fill in",
+        ),
+        ("[[source]\n", "sources.toml"),
+    ],
+)
+def test_a_bad_configuration_names_the_problem(tmp_path, text, message):
+    with pytest.raises(sources.SourcesError) as e:
+        sources.load(_config(tmp_path, text), DEFAULTS)
+    assert message in str(e.value)
+
+
+def test_the_same_files_give_the_same_commits_anywhere(tmp_path):
+    loaded = sources.load(_config(tmp_path, TWO), DEFAULTS)
+    first = sources.build(loaded, tmp_path / "one")
+    second = sources.build(loaded, tmp_path / "two")
+    assert first == second
+    (tmp_path / "sources" / "b" / "README.md").write_text("changed\n")
+    third = sources.build(loaded, tmp_path / "three")
+    assert third["b"] != first["b"] and third["a"] != first["a"]  # the gitlink moved too
+    assert sources.fingerprint(loaded) != ""
+
+
+def test_a_pin_is_the_pinned_sources_commit(tmp_path):
+    config = _config(tmp_path, TWO.replace('name = "b"', 'name = "b"\npins = { "pin.txt" = "c" }')
+                     + '[[source]]\nname = "c"\nurl = "https://github.com/org/c.git"\n',
+                     files=("a", "b", "c"))  # fmt: skip
+    (tmp_path / "sources" / "b" / "pin.txt").write_text("COMMIT=@c@\n")
+    loaded = sources.load(config, DEFAULTS)
+    commits = sources.build(loaded, tmp_path / "root")
+    shown = subprocess.run(
+        ["git", "--git-dir", str(tmp_path / "root/github.com/org/b.git"), "show", "main:pin.txt"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert shown == f"COMMIT={commits['c']}\n"
+    assert (tmp_path / "sources" / "b" / "pin.txt").read_text() == "COMMIT=@c@\n"  # untouched
+
+
+def _fetch(gitconfig: Path, url: str, ref: str, dest: Path, *extra: str) -> str:
+    proc = subprocess.run(
+        ["bash", str(FETCH), url, ref, str(dest), *extra],
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(dest.parent),
+            "GIT_CONFIG_GLOBAL": str(gitconfig),
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout + proc.stderr
+
+
+def test_fetch_source_gets_tags_commits_and_submodules_through_a_rewrite(tmp_path, monkeypatch):
+    monkeypatch.setenv(sources.DIR_ENV, str(tmp_path / "state"))
+    loaded = sources.load(_config(tmp_path, TWO), DEFAULTS)
+    port = sources.start(loaded)
+    try:
+        assert sources.start(loaded) == port  # a running server is shared
+        original, mirror = sources.rewrite(port)
+        gitconfig = tmp_path / "gitconfig"
+        gitconfig.write_text(f'[url "{mirror}"]\n\tinsteadOf = {original}\n')
+        commits = sources.commits()
+
+        out = _fetch(
+            gitconfig, "https://github.com/org/a.git", "v3.9.0", tmp_path / "a", "--recursive"
+        )
+        assert f"at {commits['a']}" in out
+        assert (tmp_path / "a" / "third_party" / "b" / "README.md").read_text() == "b\n"
+        out = _fetch(gitconfig, "https://github.com/org/b.git", commits["b"], tmp_path / "b")
+        assert f"at {commits['b']}" in out
+
+        # A stand-in changed: the running server serves the new commit on the same port.
+        (tmp_path / "sources" / "b" / "README.md").write_text("changed\n")
+        assert sources.start(loaded) == port
+        assert sources.commits()["b"] != commits["b"]
+        _fetch(gitconfig, "https://github.com/org/b.git", sources.commits()["b"], tmp_path / "b2")
+        assert (tmp_path / "b2" / "README.md").read_text() == "changed\n"
+    finally:
+        with sources.daemon.locked(sources.paths().lock):
+            assert sources._stop(sources.paths())
+    assert sources.main(["status"]) == 1
+
+
+def test_start_writes_a_mirror_settings_file_the_builds_accept(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(sources.DIR_ENV, str(tmp_path / "state"))
+    mirrors = tmp_path / "mirrors.toml"
+    try:
+        assert sources.main(["start", "--mirrors", str(mirrors)]) == 0
+        port = int((tmp_path / "state" / "port").read_text())
+        loaded = settings.load(mirrors)
+        assert loaded.git_rewrite == {"https://github.com/": f"git://127.0.0.1:{port}/github.com/"}
+        assert "[git.rewrite]" in capsys.readouterr().out
+        assert sources.main(["status"]) == 0
+        assert "v3.9.0" in capsys.readouterr().out
+    finally:
+        assert sources.main(["stop"]) == 0
