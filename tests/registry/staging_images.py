@@ -23,7 +23,8 @@ from pathlib import Path
 import httpx
 
 from tests.registry.fixtures import FaultProxy
-from tools.staging.descriptor import Descriptor, digest_of
+from tools.oci.digest import digest_of
+from tools.staging.descriptor import Descriptor
 from tools.tagconf import catalog as catalog_mod
 from tools.tagconf.spec import image_spec
 from tools.tagconf.tags import resolve_values

@@ -21,7 +21,7 @@ import pytest
 
 from tests.registry.fixtures import Registry
 from tests.registry.staging_images import NAMESPACE, refs, registry_tool, stage, write_plan
-from tools.registry.referrers import fallback_tag
+from tools.oci.referrers import fallback_tag
 from tools.registry.sign import find_cosign
 
 DPKG_STATUS = """\

@@ -72,8 +72,8 @@ def test_a_manifest_whose_bytes_do_not_hash_to_its_digest_is_refused(
     tmp_path, env, registries, proxy_for, by
 ):
     """Fetched by digest, the bytes must hash to it; the digest header must name the bytes."""
-    from tools.registry.client import RegistryClient
-    from tools.registry.errors import RegistryError
+    from tools.oci.client import RegistryClient
+    from tools.oci.errors import RegistryError
 
     staging = registries("staging")
     image = family(staging.host, tmp_path / "a")[0]
@@ -376,7 +376,7 @@ def test_a_proxy_from_the_environment_is_used(monkeypatch):
     import http.server
     import threading
 
-    from tools.registry.client import RegistryClient
+    from tools.oci.client import RegistryClient
 
     seen: list[str] = []
 

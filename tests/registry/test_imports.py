@@ -46,7 +46,7 @@ def test_a_plain_http_registry_loads_no_ca_bundle_and_https_stays_verified(monke
 
     import httpx
 
-    from tools.registry.client import RegistryClient
+    from tools.oci.client import RegistryClient
 
     made = []
 

@@ -25,9 +25,10 @@ from pathlib import Path
 
 from tools import client_env, daemon, engine, mirrors
 from tools.imagebuild import builders
-from tools.registry.errors import RegistryError
+from tools.oci.errors import RegistryError
 from tools.staging import Staging, StagingError, embedded, lease, reads, resolve
 from tools.staging import descriptor as desc
+from tools.staging.clients import Lost, check_staged
 
 LOG_TAIL = 40
 
@@ -166,22 +167,15 @@ def check_parents(spec: dict, given: list[str]) -> None:
         )
 
 
-def staged(d: desc.Descriptor) -> bool:
-    """Whether ``d``'s manifest is still in its staging registry."""
-    c = reads.client(d.staging_host, d.embedded)
-    try:
-        return c.manifest_digest(d.staging_name, d.digest) is not None
-    except RegistryError as e:
-        raise BuildError(f"staging {d.staging_registry} cannot be reached: {e}") from None
-    finally:
-        c.close()
-
-
-def lost(d: desc.Descriptor) -> str:
-    return (
-        f"staging has lost {d.label()} {d.digest} ({d.staging_ref}); run"
-        " `bazel run //tools/staging -- forget` and build again (it rebuilds what is missing)"
-    )
+def check_inputs(inputs: list[desc.Descriptor]) -> None:
+    """Staging still holds each parent (and the upstream) whole: its manifest and blobs."""
+    for d in inputs:
+        try:
+            check_staged(d)
+        except Lost as e:
+            raise BuildError(str(e)) from None
+        except RegistryError as e:
+            raise BuildError(f"staging {d.staging_registry} cannot be reached: {e}") from None
 
 
 def absent_contexts(spec: dict, root: Path) -> dict[str, Path]:
@@ -380,9 +374,7 @@ def build(
             resolve(None)  # parents in the embedded registry, which may have been stopped
         except StagingError as e:
             raise BuildError(f"staging: {e}") from None
-    for d in inputs:
-        if not staged(d):
-            raise BuildError(lost(d))
+    check_inputs(inputs)
     phases.done("staging checks")
     files = [args.dockerfile, *args.src]
     builder = resolve_builder(args, spec)

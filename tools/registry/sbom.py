@@ -23,7 +23,6 @@ twice is a no-op.
 from __future__ import annotations
 
 import email.parser
-import hashlib
 import json
 import re
 import tarfile
@@ -34,7 +33,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from tools import daemon
-from tools.registry.errors import RegistryError
+from tools.oci.digest import Digester
+from tools.oci.errors import RegistryError
 
 CYCLONEDX = "application/vnd.cyclonedx+json"
 SPEC_VERSION = "1.6"
@@ -65,7 +65,7 @@ class _Hashing:
 
     def __init__(self, reader) -> None:
         self.reader = reader
-        self.sha = hashlib.sha256()
+        self.sha = Digester()
 
     def read(self, n: int = -1) -> bytes:
         data = self.reader.read(n if n and n > 0 else 1 << 20)
@@ -110,7 +110,7 @@ def scan_layer(reader, media_type: str, digest: str) -> dict:
             pass
     except (tarfile.TarError, OSError, EOFError) as e:
         raise RegistryError(f"layer {digest}: not a readable tar ({e})") from None
-    if "sha256:" + hashing.sha.hexdigest() != digest:
+    if hashing.sha.digest != digest:
         raise RegistryError(f"layer {digest}: content does not match its digest")
     return {"add": add, "delete": delete, "opaque": opaque}
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.daemon import user_path
-from tools.registry.errors import RegistryError
+from tools.oci.errors import RegistryError
 from tools.registry.provenance import IN_TOTO, STATEMENT
 
 BUNDLE = "application/vnd.dev.sigstore.bundle.v0.3+json"

@@ -31,8 +31,9 @@ from compression import zstd
 
 from tools import client_env, daemon, mirrors
 from tools.mirrors import fetch
-from tools.registry.client import RegistryClient
-from tools.registry.errors import RegistryError
+from tools.oci.client import RegistryClient
+from tools.oci.digest import digest_of
+from tools.oci.errors import RegistryError
 from tools.rehearsal import lock as lock_mod
 from tools.rehearsal import standin
 from tools.rehearsal.standin import StandInError
@@ -137,7 +138,7 @@ def manifest(config: bytes, digest: str, size: int) -> bytes:
     body = {
         "schemaVersion": 2,
         "mediaType": MANIFEST,
-        "config": {"mediaType": CONFIG, "digest": desc.digest_of(config), "size": len(config)},
+        "config": {"mediaType": CONFIG, "digest": digest_of(config), "size": len(config)},
         "layers": [{"mediaType": LAYER, "digest": digest, "size": size}],
     }
     return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
@@ -264,7 +265,7 @@ def run(args: argparse.Namespace) -> str:
                 client.upload_blob(name, digest, blob, size)
                 client.upload(
                     name,
-                    desc.digest_of(config_bytes),
+                    digest_of(config_bytes),
                     len(config_bytes),
                     lambda: contextlib.nullcontext(io.BytesIO(config_bytes)),
                 )
@@ -282,7 +283,7 @@ def run(args: argparse.Namespace) -> str:
                     f" (zstd {ZSTD_LEVEL}); mmdebstrap + layout + pack {built - start:.1f}s,"
                     f" push {pushed - built:.1f}s\n"
                 )
-        write_descriptor(desc.digest_of(body), MANIFEST, body, json.loads(config_bytes))
+        write_descriptor(digest_of(body), MANIFEST, body, json.loads(config_bytes))
     return f"{raw_size / 2**30:.2f} GiB root file system, {size / 2**30:.2f} GiB layer"
 
 

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 from tools.staging import Staging, embedded, lease, remote, scan
 
 if TYPE_CHECKING:
-    from tools.registry.client import RegistryClient
+    from tools.oci.client import RegistryClient
 
 DEFAULT_KEEP = 3
 DEFAULT_MAX_AGE = 14 * 86400.0

@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from tools.registry.errors import RegistryError
+from tools.oci.errors import RegistryError
 from tools.tagconf import catalog as catalog_mod
 from tools.tagconf.errors import TagconfError, nearest
 from tools.tagconf.model import Catalog

@@ -19,11 +19,11 @@ from collections.abc import Iterable
 from contextlib import contextmanager
 from pathlib import Path
 
-from tools.registry.client import RegistryClient
-from tools.registry.errors import RegistryError
-from tools.registry.staged import FORGET, Clients
+from tools.oci.client import RegistryClient
+from tools.oci.errors import RegistryError
 from tools.staging import StagingError, UnreachableError, resolve
 from tools.staging import descriptor as desc
+from tools.staging.clients import FORGET, Clients
 from tools.tagconf.model import Catalog
 from tools.wheelhouse.errors import WheelhouseError
 from tools.wheelhouse.model import WheelImage, identify
@@ -129,7 +129,7 @@ def _start_embedded() -> str:
 class StagingSource:
     """Images of descriptors, their layers read from the staging registries they name.
 
-    ``options`` are those of tools.registry.staged.Clients (insecure, ca_file,
+    ``options`` are those of tools.staging.clients.Clients (insecure, ca_file,
     retries, backoff, log).
     """
 
