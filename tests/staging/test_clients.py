@@ -71,6 +71,7 @@ def test_a_lost_manifest_or_blob_is_the_one_lost_message_with_the_fix(missing):
         f" (127.0.0.1:5480/staging/rocm-runtime@{d.digest}); run"
         " `bazel run //tools/staging -- forget` and build again (it rebuilds what is missing)"
     )
+    assert e.value.blob == {"manifest": "", "config": CONFIG, "layer": LAYER}[missing]
 
 
 def test_without_a_client_the_descriptors_staging_hands_one_out_and_it_is_closed(monkeypatch):

@@ -21,12 +21,17 @@ FORGET = "run `bazel run //tools/staging -- forget` and build again (it rebuilds
 
 
 class Lost(RegistryError):
-    """The staging registry no longer holds an image (or a blob of it) a descriptor names."""
+    """The staging registry no longer holds an image (or a blob of it) a descriptor names;
+    ``blob``: the digest of the blob it lost ('' for the manifest)."""
+
+    def __init__(self, message: str, blob: str = "") -> None:
+        super().__init__(message)
+        self.blob = blob
 
 
-def lost(d: Descriptor) -> Lost:
+def lost(d: Descriptor, blob: str = "") -> Lost:
     """The one wording for content staging has lost, with the fix."""
-    return Lost(f"staging has lost {d.label()} {d.digest} ({d.staging_ref}); {FORGET}")
+    return Lost(f"staging has lost {d.label()} {d.digest} ({d.staging_ref}); {FORGET}", blob)
 
 
 def check_staged(d: Descriptor, client: RegistryClient | LoopbackClient | None = None) -> None:
@@ -41,8 +46,9 @@ def check_staged(d: Descriptor, client: RegistryClient | LoopbackClient | None =
     try:
         if c.manifest_digest(d.staging_name, d.digest) != d.digest:
             raise lost(d)
-        if not all(c.blob_exists(d.staging_name, b.digest) for b in d.blobs):
-            raise lost(d)
+        for b in d.blobs:
+            if not c.blob_exists(d.staging_name, b.digest):
+                raise lost(d, b.digest)
     finally:
         if client is None:
             c.close()
