@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import io
 import json
 import subprocess
@@ -32,7 +31,7 @@ from compression import zstd
 from tools import client_env, daemon, mirrors
 from tools.mirrors import fetch
 from tools.oci.client import RegistryClient
-from tools.oci.digest import digest_of
+from tools.oci.digest import Digester, digest_of
 from tools.oci.errors import RegistryError
 from tools.rehearsal import lock as lock_mod
 from tools.rehearsal import standin
@@ -78,15 +77,15 @@ def mmdebstrap_version() -> str:
 
 
 def content_key(*parts: bytes) -> str:
-    h = hashlib.sha256()
+    h = Digester()
     for part in parts:
         h.update(len(part).to_bytes(8, "big") + part)
-    return "sha256:" + h.hexdigest()
+    return h.digest
 
 
 def pack(stream, out: Path) -> tuple[str, str, int, int]:
     """zstd-compress the tar ``stream`` into ``out``; (diff_id, digest, tar bytes, blob bytes)."""
-    raw, blob = hashlib.sha256(), hashlib.sha256()
+    raw, blob = Digester(), Digester()
     compressor = zstd.ZstdCompressor(
         options={
             zstd.CompressionParameter.compression_level: ZSTD_LEVEL,
@@ -106,7 +105,7 @@ def pack(stream, out: Path) -> tuple[str, str, int, int]:
         blob.update(data)
         blob_size += len(data)
         f.write(data)
-    return "sha256:" + raw.hexdigest(), "sha256:" + blob.hexdigest(), raw_size, blob_size
+    return raw.digest, blob.digest, raw_size, blob_size
 
 
 def image_config(diff_id: str, lock: standin.Lock, rocm_version: str, tool: str) -> bytes:
