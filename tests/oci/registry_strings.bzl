@@ -1,6 +1,6 @@
 """Registry strings and whether the grammar takes them: one table for both of its copies.
 
-tools/oci/reference.py (`parse_registry`, what the tools check) and
+tools/oci/reference.py (`registry_string`, what the tools check) and
 images/private/defines.bzl (`registry_error`, what analysis checks) must give
 the same answer for every row: tests/oci/test_registry_strings.py runs the
 Python one, tests/oci/registry_strings_test.bzl the Starlark one. Data only,

@@ -13,14 +13,14 @@ time, and tests/oci/registry_strings.bzl is the one table both must agree on.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from tools.oci.errors import RegistryError
 
-PATH_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*")
-_DOMAIN_COMPONENT = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?")
-_IPV6 = re.compile(r"\[[0-9A-Fa-f:.]+\]")
-_PORT = re.compile(r"[0-9]{1,5}")
+# Compiled on first use (re caches them): commands that never check one start faster.
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*"
+_DOMAIN_COMPONENT = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+_IPV6 = r"\[[0-9A-Fa-f:.]+\]"
+_PORT = r"[0-9]{1,5}"
 EXAMPLE = "registry.example.com:5000/rocm-pytorch"
 SCHEMES = ("http", "https")
 
@@ -32,19 +32,6 @@ class BadRegistry(ValueError):
         super().__init__(f"{problem}; {fix}")
         self.problem = problem
         self.fix = fix
-
-
-@dataclass(frozen=True)
-class Registry:
-    """A checked registry string: ``scheme`` ('' unless forced), `HOST[:PORT]`, namespace."""
-
-    scheme: str
-    host: str
-    namespace: str
-
-    def __str__(self) -> str:
-        scheme = f"{self.scheme}://" if self.scheme else ""
-        return scheme + self.host + (f"/{self.namespace}" if self.namespace else "")
 
 
 def split_host(host: str) -> tuple[str, str | None]:
@@ -63,14 +50,20 @@ def split_host(host: str) -> tuple[str, str | None]:
 
 def port_ok(port: str) -> bool:
     """A TCP port: digits, 1-65535."""
-    return bool(_PORT.fullmatch(port)) and 0 < int(port) < 65536
+    return bool(re.fullmatch(_PORT, port)) and 0 < int(port) < 65536
 
 
 def name_ok(name: str) -> bool:
     """A host name (dot-separated domain components) or a bracketed IPv6 literal."""
-    if _IPV6.fullmatch(name):
+    if re.fullmatch(_IPV6, name):
         return True
-    return all(_DOMAIN_COMPONENT.fullmatch(c) for c in name.split("."))
+    return all(re.fullmatch(_DOMAIN_COMPONENT, c) for c in name.split("."))
+
+
+def component_ok(component: str) -> bool:
+    """A repository path component: lowercase letters and digits, `.`, `_`, `__` or runs of
+    `-` between them."""
+    return bool(re.fullmatch(_PATH_COMPONENT, component))
 
 
 def host_problem(host: str) -> str | None:
@@ -83,8 +76,8 @@ def host_problem(host: str) -> str | None:
     return None
 
 
-def parse_registry(value: str, *, namespace: bool = False) -> Registry:
-    """``value`` as a Registry (a trailing `/` dropped), or BadRegistry saying why.
+def registry_string(value: str, *, namespace: bool = False) -> str:
+    """``value`` checked, without surrounding blanks and a trailing `/`; else BadRegistry.
 
     ``namespace``: a namespace is required (staging prefixes). An `http://`
     or `https://` prefix forces the scheme and is kept.
@@ -109,12 +102,12 @@ def parse_registry(value: str, *, namespace: bool = False) -> Registry:
     if namespace and not path:
         raise BadRegistry(f"{value!r}: no namespace", want)
     for component in path.split("/") if path else []:
-        if not PATH_COMPONENT.fullmatch(component):
+        if not component_ok(component):
             fix = "repository paths are lowercase letters, digits and . _ __ - between them"
-            if component.lower() != component and PATH_COMPONENT.fullmatch(component.lower()):
+            if component.lower() != component and component_ok(component.lower()):
                 fix = f"write {component.lower()!r} (repository paths are lowercase)"
             raise BadRegistry(f"{value!r}: bad namespace component {component!r}", fix)
-    return Registry(scheme if sep else "", host, path)
+    return (f"{scheme}://" if sep else "") + rest
 
 
 def _redact(value: str) -> str:
@@ -127,7 +120,7 @@ def split_registry(registry: str) -> tuple[str, str]:
     An explicit `https://` or `http://` prefix stays on the host and forces
     that scheme (`https://127.0.0.1:5000` for a loopback registry with TLS).
     Credentials (`user:password@host`) are refused: they belong in the
-    docker config. The rest of the grammar is ``parse_registry``'s.
+    docker config. The rest of the grammar is ``registry_string``'s.
     """
     scheme, sep, rest = registry.strip("/").rpartition("://")
     if sep and scheme not in SCHEMES:

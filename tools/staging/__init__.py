@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tools.oci.reference import PATH_COMPONENT, name_ok, port_ok, split_host
+from tools.oci.reference import component_ok, name_ok, port_ok, split_host
 from tools.staging.errors import StagingError, UnreachableError
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def parse(value: str) -> str:
             f"{where} has a tag or digest; name only the repository prefix ({_EXAMPLE})"
         )
     for component in prefix.split("/"):
-        if not PATH_COMPONENT.fullmatch(component):
+        if not component_ok(component):
             raise StagingError(
                 f"{where}: prefix component {component!r} is not a valid repository path"
                 " (lowercase letters, digits, and . _ __ - between them); fix the prefix"

@@ -8,7 +8,7 @@ images/private/defines.bzl applies at Bazel analysis time too.
 
 from __future__ import annotations
 
-from tools.oci.reference import BadRegistry, parse_registry
+from tools.oci.reference import BadRegistry, registry_string
 from tools.tagconf.errors import UsageError
 
 
@@ -19,6 +19,6 @@ def check_registry(value: str, where: str = "--registry", *, namespace: bool = F
     An `http://` or `https://` prefix forces the scheme and is kept.
     """
     try:
-        return str(parse_registry(value, namespace=namespace))
+        return registry_string(value, namespace=namespace)
     except BadRegistry as e:
         raise UsageError(where, e.problem, e.fix) from None
