@@ -8,12 +8,16 @@ import pytest
 
 from tools.oci.client import RegistryClient
 from tools.oci.digest import digest_of
+from tools.oci.media import OCI_MANIFEST
 from tools.staging import Staging
 from tools.staging import descriptor as desc
 from tools.staging.clients import Lost, check_staged
 from tools.staging.loopback import LoopbackClient
 
 CONFIG, LAYER = "sha256:" + "c" * 64, "sha256:" + "1" * 64
+
+
+SHARED = Staging("registry.example.com/staging", False)
 
 
 def descriptor() -> desc.Descriptor:
@@ -25,13 +29,10 @@ def descriptor() -> desc.Descriptor:
         arch="gfx950",
         repository="rocm-runtime",
         digest=digest_of(manifest),
-        media_type="application/vnd.oci.image.manifest.v1+json",
+        media_type=OCI_MANIFEST,
         manifest=manifest,
         config={},
-        staging_registry="127.0.0.1:5480/staging",
-        staging_name="staging/rocm-runtime",
-        staging_tag="c-00",
-        embedded=True,
+        **SHARED.placement("staging/rocm-runtime", "c-00"),
     )
 
 
@@ -68,7 +69,7 @@ def test_a_lost_manifest_or_blob_is_the_one_lost_message_with_the_fix(missing):
         check_staged(d, Holding(*held.values()))
     assert str(e.value) == (
         f"staging has lost rocm-runtime (gfx950) {d.digest}"
-        f" (127.0.0.1:5480/staging/rocm-runtime@{d.digest}); run"
+        f" (registry.example.com/staging/rocm-runtime@{d.digest}); run"
         " `bazel run //tools/staging -- forget` and build again (it rebuilds what is missing)"
     )
     assert e.value.blob == {"manifest": "", "config": CONFIG, "layer": LAYER}[missing]
@@ -86,7 +87,7 @@ def test_without_a_client_the_descriptors_staging_hands_one_out_and_it_is_closed
     with pytest.raises(Lost):
         check_staged(d)
     [(staging, c)] = made
-    assert staging == Staging("127.0.0.1:5480/staging", True)
+    assert staging == SHARED
     assert c.closed
 
 
