@@ -67,7 +67,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import daemon
+from tools import daemon, places
 from tools.engine.errors import EngineError
 
 DIR_ENV = "ROCM_PYTORCH_ENGINE_DIR"
@@ -157,7 +157,7 @@ class Paths:
 
 def state_dir() -> Path:
     """$ROCM_PYTORCH_ENGINE_DIR, else <home>/.cache/rocm-pytorch-images/engine (passwd home)."""
-    return daemon.state_dir(DIR_ENV, "engine")
+    return places.state_dir(DIR_ENV, "engine")
 
 
 def paths() -> Paths:
@@ -824,7 +824,7 @@ def unpointed_env(environ: dict[str, str] | None = None) -> dict[str, str]:
 def client_config(dest: Path) -> Path:
     """Make ``dest`` a DOCKER_CONFIG of its own, for docker contexts that must not land in
     the caller's: the caller's buildx plugin and credentials (config.json) linked in."""
-    given = Path(os.environ.get("DOCKER_CONFIG") or Path(daemon.home(), ".docker"))
+    given = Path(os.environ.get("DOCKER_CONFIG") or Path(places.home(), ".docker"))
     dest.mkdir(parents=True)
     plugin = given / "cli-plugins" / "docker-buildx"
     if plugin.exists():
@@ -874,7 +874,7 @@ def _docker_config(p: Paths) -> str:
     # inside `bazel` the runner is out of sight: keep what a host-side call wrote
     if r or not _startswith(wrapper, f"#!/bin/sh\n{BUILDX_MARK}\n"):
         _put(wrapper, _buildx_wrapper(r[0] if r else None), 0o755)
-    home = daemon.home()
+    home = places.home()
     user = Path(given) / "config.json" if given else Path(home) / ".docker" / "config.json"
     link = d / "config.json"
     if user.is_file():
@@ -898,7 +898,7 @@ def _put(path: Path, text: str, mode: int = 0o644) -> None:
             return
     except OSError:
         pass
-    daemon.write_atomic(path, text, mode)
+    places.write_atomic(path, text, mode)
 
 
 def _startswith(path: Path, prefix: str) -> bool:

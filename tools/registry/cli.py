@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tools import client_env
-from tools.daemon import user_path
+from tools.places import user_path
 from tools.registry import verify
 from tools.registry.client import LIMITS, MiB, RegistryClient, split_registry
 from tools.registry.errors import NotFound, RegistryError, redact

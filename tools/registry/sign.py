@@ -27,7 +27,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.daemon import user_path
+from tools.places import user_path
 from tools.registry.errors import RegistryError
 from tools.registry.provenance import IN_TOTO, STATEMENT
 

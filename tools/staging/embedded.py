@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import daemon
+from tools import daemon, places
 from tools.staging.errors import StagingError
 
 DEFAULT_PORT = 5480
@@ -98,13 +98,13 @@ def instance_id(p: Paths | None = None) -> str:
     try:
         return p.instance.read_text().strip()
     except FileNotFoundError:
-        daemon.write_atomic(p.instance, secrets.token_hex(8) + "\n")
+        places.write_atomic(p.instance, secrets.token_hex(8) + "\n")
         return p.instance.read_text().strip()
 
 
 def state_dir() -> Path:
     """$ROCM_PYTORCH_STAGING_DIR, else <home>/.cache/rocm-pytorch-images/staging (passwd home)."""
-    return daemon.state_dir(DIR_ENV, "staging")
+    return places.state_dir(DIR_ENV, "staging")
 
 
 def paths() -> Paths:
@@ -428,7 +428,7 @@ def _write_config(p: Paths, port: int) -> None:
         ]
     )
     # 0600: it holds the registry's HTTP secret
-    daemon.write_atomic(p.config, config, 0o600)
+    places.write_atomic(p.config, config, 0o600)
 
 
 def _trim_log(p: Paths) -> None:
