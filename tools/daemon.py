@@ -1,8 +1,8 @@
-"""The long-running processes of the tools: state dirs, pid files, start once, stop.
+"""The long-running processes of the tools: pid files, start once, stop.
 
-tools/engine (the private Docker engine and its loopback registry) and
-tools/staging (the embedded staging registry) run their daemons the same
-way, and this module is that way:
+tools/engine (the private Docker engine) and tools/registryd.py (the
+engine's loopback registry and the embedded staging registry) run their
+daemons the same way, and this module is that way:
 
 - state in ``$<ENV>``, else ``<home>/.cache/rocm-pytorch-images/<name>``
   (tools/places.py: ``state_dir``);
@@ -15,7 +15,8 @@ way, and this module is that way:
   command line names the daemon's config (a recycled pid is not ours):
   ``ours``, ``running``; waiting for it to answer or die at start:
   ``wait_ready``; SIGTERM, then SIGKILL: ``terminate``;
-- loopback ports: ``free_port``, ``port_free``, ``registry_answers``.
+- loopback ports: ``free_port``, ``port_free`` (a registry's probe is
+  tools/registryd.py's).
 
 Inside a Bazel action or test no process outlives the spawn, however it is
 detached: Bazel's process-wrapper (Bazel 7.7.1, process-wrapper-legacy.cc)
@@ -32,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import http.client
 import os
 import signal
 import socket
@@ -46,7 +46,6 @@ from typing import TypeVar
 T = TypeVar("T")
 
 SPAWN_WRAPPERS = (b"process-wrapper", b"linux-sandbox")  # Bazel's; they kill orphans
-REGISTRY_API = ("docker-distribution-api-version", "registry/2.0")
 
 # Runs the daemon and exits, so the daemon is nobody's child (no zombie when it
 # ends, no ResourceWarning in the caller) and leads its own session.
@@ -279,26 +278,3 @@ def port_free(port: int, wait: float = 0.0) -> bool:
                 if time.monotonic() >= deadline:
                     return False
         time.sleep(0.05)
-
-
-def registry_answers(port: int, timeout: float = 2.0) -> bool:
-    """Whether a distribution registry answers ``GET /v2/`` on 127.0.0.1:port."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", "/v2/")
-        response = conn.getresponse()
-        response.read()
-        return response.getheader(REGISTRY_API[0], "") == REGISTRY_API[1]
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        conn.close()
-
-
-def registry_port(pid_file: Path, config: Path, port_file: Path) -> int | None:
-    """The port of our registry: the process in ``pid_file`` runs with ``config`` and a
-    registry answers on the port in ``port_file``; else None."""
-    port = read_int(port_file)
-    if port and running(pid_file, config) and registry_answers(port):
-        return port
-    return None

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.engine.helpers import ROOT, cli, isolate, short_dir
-from tools import daemon, engine
+from tools import daemon, engine, registryd
 from tools.engine import engine as core
 
 CALLERS = 4
@@ -150,7 +150,7 @@ def test_the_loopback_registry_starts_on_request_and_answers(state, started):
     env = engine.ensure(registry=True)
     host = env["REGISTRY"]
     assert host.startswith("127.0.0.1:")
-    assert daemon.registry_answers(int(host.rpartition(":")[2]))
+    assert registryd.answers(int(host.rpartition(":")[2]))
     # a second call reuses it
     assert engine.ensure(registry=True)["REGISTRY"] == host
 

@@ -67,7 +67,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import daemon, places
+from tools import daemon, places, registryd
 from tools.engine.errors import EngineError
 
 DIR_ENV = "ROCM_PYTORCH_ENGINE_DIR"
@@ -148,8 +148,17 @@ class Paths:
         return self.root / "lock"
 
     @property
-    def registry(self) -> Path:
-        return self.root / "registry"
+    def registry(self) -> registryd.Registry:
+        """The optional loopback registry: its config, data and port in registry/."""
+        return registryd.Registry(
+            what="the loopback registry",
+            owner="tools/engine",
+            config=self.root / "registry" / "config.yml",
+            pid_file=self.pid_file("registry"),
+            port_file=self.root / "registry" / "port",
+            log=self.log / "registry.log",
+            error=EngineError,
+        )
 
     def pid_file(self, name: str) -> Path:
         return self.root / f"{name}.pid"
@@ -407,9 +416,7 @@ def status() -> dict:
         "dockerd pid": _running(p, "dockerd", p.daemon_json),
         "containerd pid": _running(p, "containerd", p.containerd_toml),
     }
-    port = daemon.registry_port(
-        p.pid_file("registry"), p.registry / "config.yml", p.registry / "port"
-    )
+    port = p.registry.answering()
     out["registry"] = f"127.0.0.1:{port}" if port else None
     out["scoped engines"] = sum(
         1
@@ -739,16 +746,15 @@ def _stop_engine(p: Paths, log: Log) -> list[str]:
 
 
 def _ensure_registry(p: Paths, log: Log) -> int:
-    reg = p.registry
-    config = reg / "config.yml"
+    registry = p.registry
     wanted = os.environ.get(REGISTRY_PORT_ENV)
 
     def answering() -> int | None:
-        port = daemon.registry_port(p.pid_file("registry"), config, reg / "port")
+        port = registry.answering()
         return port if port and (not wanted or int(wanted) == port) else None
 
     def start() -> int:
-        port = daemon.read_int(reg / "port")
+        port = registry.recorded_port()
         _stop_registry(p, log)
         argv = _tool("docker-registry", "/usr/bin/docker-registry")
         if not argv:
@@ -759,55 +765,24 @@ def _ensure_registry(p: Paths, log: Log) -> int:
         if wanted:
             port = int(wanted)
         elif not port or not daemon.port_free(port):
-            port = next((q for q in REGISTRY_PORTS if daemon.port_free(q)), 0)
+            port = registryd.first_free(REGISTRY_PORTS)
         if not port or not daemon.port_free(port):
             raise EngineError(
                 f"no free port for the loopback registry ({port or 'range 5100-5199 taken'});"
                 f" set {REGISTRY_PORT_ENV} to a free port"
             )
-        (reg / "data").mkdir(parents=True, exist_ok=True)
-        _put(
-            config,
-            "# written by tools/engine on every start\nversion: 0.1\nlog:\n  level: warn\n"
-            f"storage:\n  filesystem:\n    rootdirectory: {reg / 'data'}\n  delete:\n"
-            f"    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
-        )
-        (reg / "port").write_text(f"{port}\n")
         log(f"starting the loopback registry on 127.0.0.1:{port}")
-        logf = p.log / "registry.log"
-        try:
-            pid = daemon.spawn([*argv, "serve", str(config)], logf, env=_launch_env())
-        except OSError as e:
-            raise EngineError(f"the loopback registry: {e}") from None
-        p.pid_file("registry").write_text(f"{pid}\n")
-        try:
-            died = daemon.wait_ready(
-                lambda: daemon.registry_answers(port),
-                lambda: None if daemon.ours(pid, config) else "exited",
-                time.monotonic() + 20,
-            )
-        except TimeoutError:
-            died = "timeout"
-        if died:
-            _stop_registry(p, lambda _m: None)
-            raise EngineError(
-                f"the loopback registry did not start on 127.0.0.1:{port}; its log:\n"
-                + daemon.tail(logf, LOG_TAIL)
-            )
+        registry.start(argv, port, env=_launch_env())
         return port
 
     return daemon.start_once(p.lock, answering, start)
 
 
 def _stop_registry(p: Paths, log: Log) -> list[str]:
-    pid = _running(p, "registry", p.registry / "config.yml")
-    stopped = []
+    pid = p.registry.pid()
     if pid:
         log(f"stopping the loopback registry (pid {pid})")
-        _terminate(pid, 10)
-        stopped.append(f"registry {pid}")
-    p.pid_file("registry").unlink(missing_ok=True)
-    return stopped
+    return [f"registry {pid}"] if p.registry.stop() else []
 
 
 # -- client configuration -----------------------------------------------------------
