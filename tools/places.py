@@ -64,3 +64,13 @@ def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
         f.write(text)
     tmp.chmod(0o644 if mode is None else mode)
     tmp.replace(path)
+
+
+def put(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write ``text`` atomically (``write_atomic``), only when the file differs."""
+    try:
+        if path.read_text() == text and (path.stat().st_mode & 0o777) == mode:
+            return
+    except OSError:
+        pass
+    write_atomic(path, text, mode)
