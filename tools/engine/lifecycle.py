@@ -177,7 +177,8 @@ def _containerd_config(p: Paths, tools: Tools) -> str:
 
 # Runs in the tools' namespace (through the runner when the tree's): containerd,
 # then dockerd once containerd's socket is up; they must share one mount
-# namespace (dockerd mounts the snapshots that containerd's shims run).
+# namespace (dockerd mounts the snapshots that containerd's shims run). Its $0,
+# LAUNCHER, and the state dir name its forks until they exec a daemon.
 _LAUNCH_ENGINE = r"""
 S=$1 T=$2 CONTAINERD=$3 DOCKERD=$4
 shift 4
@@ -186,7 +187,10 @@ c=$!
 echo "$c" >"$S/containerd.pid"
 i=0
 until [ -S "$S/containerd/containerd.sock" ]; do
-  kill -0 "$c" 2>/dev/null || { echo "containerd exited at start"; exit 1; }
+  if ! kill -0 "$c" 2>/dev/null; then
+    echo "containerd (pid $c) exited before its socket was up"
+    exit 3
+  fi
   i=$((i + 1))
   [ "$i" -le $((T * 10)) ] || { echo "containerd's socket did not appear within ${T}s"; exit 1; }
   sleep 0.1
@@ -194,6 +198,14 @@ done
 "$DOCKERD" "$@" </dev/null >>"$S/log/dockerd.log" 2>&1 &
 echo "$!" >"$S/dockerd.pid"
 """
+LAUNCHER = "engine-launch"
+DAEMONS = ("containerd", "dockerd")  # in the order they start
+START_ATTEMPTS = 2
+
+
+class _Exited(EngineError):
+    """A daemon exited while the engine started: the next attempt may get further (a
+    loaded machine), so the start is tried again before it fails."""
 
 
 def launch_env() -> dict[str, str]:
@@ -210,20 +222,28 @@ def _launch(p: Paths, argv: list[str], timeout: float) -> None:
         code = daemon.run_detached(argv, launch_log, env=launch_env(), timeout=timeout + 15)
     except OSError as e:
         raise EngineError(f"could not launch {argv[0]}: {e}") from None
+    if code == 3:
+        raise _Exited(daemon.tail(launch_log, 1))
     if code != 0:
         raise EngineError(f"the launcher failed (exit {code}): {daemon.tail(launch_log, 5)}")
 
 
 def _start_engine(p: Paths, tools: Tools, log: Log) -> None:
+    """Start containerd and dockerd in ``p`` and wait until the engine answers.
+
+    A daemon that exits while the engine starts (a loaded machine has seen
+    containerd go a second after it booted) ends this attempt: what is left
+    of it is stopped, the reason and the logs' last lines are said, and the
+    start is tried again, START_ATTEMPTS times in all. A start that does not
+    answer within the deadline is not tried again.
+    """
     timeout = float(os.environ.get(TIMEOUT_ENV) or START_TIMEOUT)
     for d in ("containerd", "docker", "exec", "log"):
         (p.root / d).mkdir(parents=True, exist_ok=True)
-    for name in ("containerd", "dockerd"):
+    for name in DAEMONS:
         f = p.log / f"{name}.log"
         if f.exists():
             f.replace(p.log / f"{name}.log.1")
-    for f in (p.socket, p.containerd_socket, p.pid_file("dockerd"), p.pid_file("containerd")):
-        f.unlink(missing_ok=True)
     places.put(p.containerd_toml, _containerd_config(p, tools))
     places.put(
         p.daemon_json,
@@ -241,22 +261,33 @@ def _start_engine(p: Paths, tools: Tools, log: Log) -> None:
         *shlex.split(os.environ.get(DOCKERD_ARGS_ENV, "")),
     ]  # fmt: skip
     log(f"starting the private Docker engine ({tools.where}; state in {p.root})")
-    t0 = time.monotonic()
     argv = tools.argv(
-        "/bin/sh", "-c", _LAUNCH_ENGINE, "engine-launch",
+        "/bin/sh", "-c", _LAUNCH_ENGINE, LAUNCHER,
         str(p.root), str(int(timeout)), tools.containerd, tools.dockerd, *dockerd_args,
     )  # fmt: skip
-    try:
-        _launch(p, argv, timeout)
-        _wait_ready(p, t0 + timeout)
-    except EngineError as e:
-        tails = "\n".join(
-            f"--- last lines of {f}:\n{daemon.tail(f, LOG_TAIL)}"
-            for f in (p.log / "containerd.log", p.log / "dockerd.log")
-            if f.exists()
-        )
-        stop_engine(p, lambda _m: None)
-        raise EngineError(f"the private Docker engine did not start: {e}\n{tails}") from None
+    t0 = time.monotonic()
+    earlier: list[str] = []
+    for attempt in range(1, START_ATTEMPTS + 1):
+        for f in (p.socket, p.containerd_socket, *(p.pid_file(n) for n in DAEMONS)):
+            f.unlink(missing_ok=True)
+        deadline = time.monotonic() + timeout
+        try:
+            _launch(p, argv, timeout)
+            _wait_ready(p, deadline)
+            break
+        except EngineError as e:
+            stop_engine(p, lambda _m: None)
+            why = f"attempt {attempt} of {START_ATTEMPTS}: {e}"
+            if isinstance(e, _Exited) and attempt < START_ATTEMPTS:
+                log(f"the private Docker engine did not start ({why}); its logs:\n{_tails(p)}")
+                log("starting it again")
+                earlier.append(why)
+                continue
+            reasons = "; ".join([*earlier, why]) if earlier else str(e)
+            raise EngineError(
+                f"the private Docker engine did not start ({reasons}); the last lines of its"
+                f" logs:\n{_tails(p)}"
+            ) from None
     dockerd = daemon.read_int(p.pid_file("dockerd"))
     with (p.log / "starts.log").open("a") as f:
         f.write(
@@ -267,14 +298,21 @@ def _start_engine(p: Paths, tools: Tools, log: Log) -> None:
 
 
 def _wait_ready(p: Paths, deadline: float) -> None:
+    t0 = time.monotonic()
+    pids = {name: daemon.read_int(p.pid_file(name)) for name in DAEMONS}
+
     def exited() -> str | None:
         # alive, not `ours`: the launcher writes a daemon's pid as it forks, and until the
         # child has exec'd (slow on a loaded machine) its command line is still the shell's
-        for name in ("containerd", "dockerd"):
-            pid = daemon.read_int(p.pid_file(name))
-            if pid and not daemon.alive(pid):
-                return f"{name} (pid {pid}) exited at start"
-        return None
+        gone = [name for name, pid in pids.items() if pid and not daemon.alive(pid)]
+        if not gone:
+            return None
+        left = [f"{n} (pid {pids[n]}) was still starting" for n in DAEMONS if n not in gone]
+        return (
+            " and ".join(f"{n} (pid {pids[n]})" for n in gone)
+            + f" exited {time.monotonic() - t0:.1f}s after the launch"
+            + (f", while {left[0]}" if left else "")
+        )
 
     try:
         died = daemon.wait_ready(
@@ -286,7 +324,16 @@ def _wait_ready(p: Paths, deadline: float) -> None:
             f" {START_TIMEOUT:.0f}s; raise it on a slow machine)"
         ) from None
     if died:
-        raise EngineError(died)
+        raise _Exited(died)
+
+
+def _tails(p: Paths) -> str:
+    """The last lines of the daemons' logs."""
+    return "\n".join(
+        f"--- {f}:\n{daemon.tail(f, LOG_TAIL)}"
+        for f in (p.log / f"{name}.log" for name in DAEMONS)
+        if f.exists()
+    )
 
 
 def stop_engine(p: Paths, log: Log) -> list[str]:
@@ -312,7 +359,18 @@ def stop_engine(p: Paths, log: Log) -> list[str]:
 
 
 def running(p: Paths, name: str, config: Path) -> int | None:
-    return daemon.running(p.pid_file(name), config)
+    """The pid in <name>.pid when that process is the daemon (its command line names
+    ``config``) or the launcher's fork that has yet to exec it (a loaded machine can
+    keep a fork there for seconds: a stop must end it too), else None."""
+    pid = daemon.read_int(p.pid_file(name))
+    if pid and (daemon.ours(pid, config) or _launching(p, pid)):
+        return pid
+    return None
+
+
+def _launching(p: Paths, pid: int) -> bool:
+    """Whether ``pid`` runs the launcher of the engine in ``p`` (a fork before its exec)."""
+    return daemon.ours(pid, Path(LAUNCHER)) and daemon.ours(pid, p.root)
 
 
 def _processes(parent: int | None = None) -> list[tuple[int, str]]:
