@@ -85,10 +85,15 @@ class Registry:
     def answering(self) -> int | None:
         """The port of this registry when it runs and answers there, else None."""
         port = self.recorded_port()
-        if port and self.pid() and answers(port):
+        return port if port and self.pid() and answers(port) else None
+
+    def serving(self) -> int | None:
+        """``answering()``, for a caller about to use it: its log is kept bounded meanwhile
+        (a registry may run for weeks)."""
+        port = self.answering()
+        if port:
             self.trim_log()
-            return port
-        return None
+        return port
 
     def write_config(self, port: int) -> None:
         """The config for 127.0.0.1:``port``, with a new HTTP secret (hence 0600)."""

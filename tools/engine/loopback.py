@@ -26,7 +26,7 @@ def ensure(p: Paths, log: Log) -> int:
     wanted = os.environ.get(REGISTRY_PORT_ENV)
 
     def answering() -> int | None:
-        port = registry.answering()
+        port = registry.serving()
         return port if port and (not wanted or int(wanted) == port) else None
 
     def start() -> int:

@@ -136,7 +136,7 @@ def ensure_running() -> int:
     Idempotent and safe to call from many processes at once.
     """
     p = paths()
-    return daemon.start_once(p.lock, p.registry.answering, lambda: _start_scoped(p))
+    return daemon.start_once(p.lock, p.registry.serving, lambda: _start_scoped(p))
 
 
 def _start_scoped(p: Paths) -> int:
