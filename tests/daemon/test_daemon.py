@@ -125,18 +125,6 @@ def test_wait_ready_reports_a_daemon_that_died_and_a_deadline():
         daemon.wait_ready(lambda: False, lambda: None, time.monotonic() + 0.2)
 
 
-def test_the_state_dir_comes_from_the_environment_else_the_passwd_home(monkeypatch, tmp_path):
-    monkeypatch.setenv("HOME", str(tmp_path))  # what Bazel tests do: not where state lives
-    monkeypatch.delenv("X_DAEMON_DIR", raising=False)
-    assert daemon.state_dir("X_DAEMON_DIR", "x") == Path(
-        daemon.home(), ".cache", "rocm-pytorch-images", "x"
-    )
-    assert not str(daemon.state_dir("X_DAEMON_DIR", "x")).startswith(str(tmp_path))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("X_DAEMON_DIR", "rel/dir")
-    assert daemon.state_dir("X_DAEMON_DIR", "x") == tmp_path / "rel" / "dir"
-
-
 def bazel_process_wrapper() -> str | None:
     """The process-wrapper binary of the Bazel that runs this test (an ancestor, or the
     sibling of the linux-sandbox that is), or None outside Bazel."""

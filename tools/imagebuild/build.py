@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools import client_env, daemon, engine, mirrors
+from tools import client_env, engine, mirrors, places
 from tools.imagebuild import builders
 from tools.oci.errors import RegistryError
 from tools.staging import Staging, StagingError, embedded, lease, reads, resolve
@@ -35,7 +35,7 @@ LOG_TAIL = 40
 
 def builders_cache() -> Path:
     """Where builders.resolve keeps the local engine's identity."""
-    return Path(daemon.home()).joinpath(*daemon.CACHE_DIR, "builders")
+    return Path(places.home()).joinpath(*places.CACHE_DIR, "builders")
 
 
 class BuildError(Exception):
@@ -398,7 +398,7 @@ def build(
     tag = "c-" + key.removeprefix("sha256:")
     claim.add(tags=[f"{name}:{tag}"])
     digest, why = (None, "--no-reuse") if args.no_reuse else reads.hit(staging, name, tag)
-    log_path = daemon.log_file(args.log)
+    log_path = places.log_file(args.log)
     if digest:
         phases.done("staging hit")
         note = reads.hit_note(staging, name, tag, digest, "BuildKit")
@@ -483,7 +483,7 @@ def run_buildx(
             secrets,
             absent_contexts(spec, Path(tmp) / "absent"),
         )
-        log_path = daemon.log_file(args.log) or Path(tmp) / "buildx.log"
+        log_path = places.log_file(args.log) or Path(tmp) / "buildx.log"
         env = dict(builder.env, SOURCE_DATE_EPOCH="0")
         registry_log = embedded.log_offset() if staging.embedded else 0
         phases.done("context")

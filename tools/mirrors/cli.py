@@ -12,11 +12,11 @@ import json
 import sys
 import urllib.error
 
-from tools.daemon import user_path
 from tools.mirrors import fetch
 from tools.mirrors import secrets as secrets_mod
 from tools.mirrors import settings as settings_mod
 from tools.mirrors.settings import MirrorError
+from tools.places import user_path
 
 
 class Parser(argparse.ArgumentParser):

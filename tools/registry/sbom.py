@@ -32,7 +32,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from urllib.parse import quote
 
-from tools import daemon
+from tools import places
 from tools.oci.digest import Digester
 from tools.oci.errors import RegistryError
 
@@ -57,7 +57,7 @@ def wanted(path: str) -> bool:
 
 def cache_dir() -> Path:
     """$ROCM_PYTORCH_SBOM_CACHE, else <home>/.cache/rocm-pytorch-images/sbom-layers."""
-    return daemon.state_dir("ROCM_PYTORCH_SBOM_CACHE", "sbom-layers")
+    return places.state_dir("ROCM_PYTORCH_SBOM_CACHE", "sbom-layers")
 
 
 class _Hashing:
@@ -134,7 +134,7 @@ def image_files(
                 layer = scan_layer(reader, media_type, digest)
             read += 1
             if cached:
-                daemon.write_atomic(cached, json.dumps(layer, sort_keys=True))
+                places.write_atomic(cached, json.dumps(layer, sort_keys=True))
         gone = [*layer["delete"], *layer["opaque"]]
         for prefix in gone:
             for path in [p for p in files if p == prefix or p.startswith(prefix + "/")]:

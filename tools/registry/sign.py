@@ -27,8 +27,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.daemon import user_path
 from tools.oci.errors import RegistryError
+from tools.places import user_path
 from tools.registry.provenance import IN_TOTO, STATEMENT
 
 BUNDLE = "application/vnd.dev.sigstore.bundle.v0.3+json"

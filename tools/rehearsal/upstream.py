@@ -28,7 +28,7 @@ from pathlib import Path
 
 from compression import zstd
 
-from tools import client_env, daemon, mirrors
+from tools import client_env, mirrors, places
 from tools.mirrors import fetch
 from tools.oci.client import RegistryClient
 from tools.oci.digest import Digester, digest_of
@@ -211,7 +211,7 @@ def run(args: argparse.Namespace) -> str:
             note = reads.hit_note(staging, name, tag, digest, "mmdebstrap")
             print(f"upstream: {note}", file=sys.stderr, flush=True)
             if args.log:
-                daemon.log_file(args.log).write_text(f"# {note}\n")
+                places.log_file(args.log).write_text(f"# {note}\n")
             return note
         with tempfile.TemporaryDirectory(prefix="rehearsal-upstream-") as tmp_text:
             tmp = Path(tmp_text)
@@ -231,7 +231,7 @@ def run(args: argparse.Namespace) -> str:
                 aptopts=fetch.apt_options(resolved),
                 hooks=[hook],
             )
-            log = daemon.log_file(args.log) or tmp / "mmdebstrap.log"
+            log = places.log_file(args.log) or tmp / "mmdebstrap.log"
             blob = tmp / "layer.tar.zst"
             with log.open("w") as log_file:
                 log_file.write(f"# rehearsal stand-in upstream, ROCm {release}, from {mirror}\n")

@@ -147,7 +147,7 @@ def _embedded_instance() -> str:
 
 def _answers(host: str) -> bool:
     """Whether a registry answers on loopback ``host`` (127.0.0.1:PORT)."""
-    from tools import daemon
+    from tools import registryd
 
     port = host.rpartition(":")[2]
-    return port.isdigit() and daemon.registry_answers(int(port))
+    return port.isdigit() and registryd.answers(int(port))

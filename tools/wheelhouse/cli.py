@@ -185,7 +185,7 @@ def run(args) -> int:
         log=_log,
     )
     try:
-        try:  # httpx and tenacity: only needed to talk to a registry
+        try:  # httpx: only needed to talk to a registry
             if from_staging:
                 from tools.wheelhouse.staged import StagingSource
             else:
