@@ -153,7 +153,7 @@ print(daemon.spawn(["sleep", "300"], Path(sys.argv[1])), flush=True)
 def test_no_daemon_outlives_a_bazel_spawn(tmp_path):
     """Why a staging registry (or engine) that a build action starts ends with the action:
     Bazel's process-wrapper is a child subreaper and kills every process the spawn left,
-    detached or not (README "Staging"). If this fails, a Bazel upgrade let daemons out:
+    detached or not (docs/staging.md). If this fails, a Bazel upgrade let daemons out:
     starting the embedded registry once from a build would then last."""
     wrapper = bazel_process_wrapper()
     if not wrapper:

@@ -208,13 +208,15 @@ class Run:
     err: str
 
 
-def registry_tool(*args: str, env: dict | None = None) -> Run:
+def registry_tool(*args: str, env: dict | None = None, timeout: float | None = None) -> Run:
+    """Run the registry tool; past ``timeout`` seconds, subprocess.TimeoutExpired."""
     proc = subprocess.run(
         [os.environ["REGISTRY_BIN_TOOL"], *args],
         capture_output=True,
         text=True,
         check=False,
         env={**os.environ, **(env or {})},
+        timeout=timeout,
     )
     return Run(proc.returncode, proc.stdout, proc.stderr)
 

@@ -279,7 +279,7 @@ def hints(tail: list[str], spec: dict, builder: str = "") -> list[str]:
         out.append(
             f"the upstream image {upstream} cannot be pulled from here: give a mirror that holds"
             " it with --define UPSTREAM_IMAGE=<registry>/<path> (its tag is ROCM_VERSION), and"
-            ' see README "What runs where" for hosts that cannot build the real family'
+            ' see README.md "What runs where" for hosts that cannot build the real family'
         )
     return out
 

@@ -2,7 +2,7 @@
 
 `bazel run //tools/mirrors -- COMMAND` or `python3 -m tools.mirrors COMMAND`.
 The settings file and its keys are described in tools/mirrors/settings.py and
-README "Mirrors"; builds read it when they run, so editing it rebuilds nothing.
+docs/mirrors.md; builds read it when they run, so editing it rebuilds nothing.
 """
 
 from __future__ import annotations
