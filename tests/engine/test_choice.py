@@ -120,7 +120,7 @@ def test_no_dockerd_anywhere_names_the_bootstrap_and_the_packages(scratch, monke
         engine.ensure()
     message = str(e.value)
     assert "dockerd, containerd, runc not found" in message
-    assert "sudo tools/bootstrap.sh" in message
+    assert "Run `tools/bootstrap.sh` as root or with sudo" in message
     assert "apt-get install docker.io containerd runc docker-buildx" in message
     assert "DOCKER_HOST" in message
 

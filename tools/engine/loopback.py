@@ -36,7 +36,7 @@ def ensure(p: Paths, log: Log) -> int:
         if not argv:
             raise EngineError(
                 "docker-registry not found on PATH, in /usr/bin or in the sid tree: run"
-                " `sudo tools/bootstrap.sh` or `apt-get install docker-registry`"
+                " `tools/bootstrap.sh` as root or with sudo, or `apt-get install docker-registry`"
             )
         if wanted:
             port = int(wanted)
