@@ -50,7 +50,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tools import daemon  # noqa: E402
+from tools import daemon, places  # noqa: E402
 from tools.rehearsal import check as image_check  # noqa: E402
 from tools.scratch_bazel import Checks, read_exec_log  # noqa: E402
 from tools.tagconf import catalog  # noqa: E402
@@ -211,7 +211,7 @@ def main() -> int:
         spawns, wall = run.build(UPSTREAM, config=False)
         timings["upstream"] = wall
         assert spawns["UpstreamBuild"] == 1, spawns
-        log = Path(daemon.home(), *daemon.CACHE_DIR, "logs/images/rehearsal/upstream.log")
+        log = Path(places.home(), *places.CACHE_DIR, "logs/images/rehearsal/upstream.log")
         summary = [line for line in log.read_text().splitlines() if line.startswith("# upstream:")]
         return f"{wall:.0f}s; {summary[-1][2:] if summary else ''}"
 
@@ -224,7 +224,7 @@ def main() -> int:
 
     @check("every RUN of the rehearsed slice of docker/ executed (BuildKit's step list)")
     def _coverage():
-        logs = Path(daemon.home(), *daemon.CACHE_DIR, "logs", "images")
+        logs = Path(places.home(), *places.CACHE_DIR, "logs", "images")
         required = [a for name in REQUIRED for a in ("--require", name)]
         proc = run.bazel(
             "run",

@@ -43,8 +43,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tools import daemon, mirrors  # noqa: E402
-from tools.engine import engine  # noqa: E402
+from tools import (  # noqa: E402
+    daemon,
+    engine,
+    mirrors,
+    places,
+)
 from tools.imagebuild.build import staging_output  # noqa: E402
 from tools.rehearsal import check  # noqa: E402
 from tools.scratch_bazel import read_exec_log  # noqa: E402
@@ -289,10 +293,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     archs = [a.strip() for a in args.archs.split(",") if a.strip()]
     results = args.results or Path(
-        daemon.home(), *daemon.CACHE_DIR, "bench", f"rehearsal-{int(time.time())}.json"
+        places.home(), *places.CACHE_DIR, "bench", f"rehearsal-{int(time.time())}.json"
     )
     root = Path(
-        tempfile.mkdtemp(prefix="bench-rehearsal-", dir=Path(daemon.home(), *daemon.CACHE_DIR))
+        tempfile.mkdtemp(prefix="bench-rehearsal-", dir=Path(places.home(), *places.CACHE_DIR))
     )
     bench = Bench(root, results)
     progress(f"state in {root}; results in {results}")

@@ -4,7 +4,7 @@
 # and the private Docker engine use (dockerd, containerd, runc, docker CLI and
 # buildx, docker-registry, a static busybox, skopeo, crane, nginx).
 #
-#   sudo tools/bootstrap.sh        # cold: a few minutes; again: well under 1 s
+#   tools/bootstrap.sh             # as root (or with sudo); cold: a few minutes; again: well under 1 s
 #   bazel test //tests/...         # then this works (it starts the engine itself)
 #
 # Needs: root (the script re-runs itself with sudo), a Debian host (bookworm or

@@ -30,7 +30,7 @@ from pathlib import Path
 
 PREFIX = "ROCM_PYTORCH_CLIENT_"
 
-# The client's variables the Docker actions read (README "The Docker engine").
+# The client's variables the Docker actions read (docs/engine.md).
 NAMES = (
     "DOCKER_HOST",
     "DOCKER_CONFIG",

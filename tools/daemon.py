@@ -1,13 +1,11 @@
-"""The long-running processes of the tools: state dirs, pid files, start once, stop.
+"""The long-running processes of the tools: pid files, start once, stop.
 
-tools/engine (the private Docker engine and its loopback registry) and
-tools/staging (the embedded staging registry) run their daemons the same
-way, and this module is that way:
+tools/engine (the private Docker engine) and tools/registryd.py (the
+engine's loopback registry and the embedded staging registry) run their
+daemons the same way, and this module is that way:
 
-- state in ``$<ENV>``, else ``<home>/.cache/rocm-pytorch-images/<name>``,
-  home from the password database, never ``$HOME`` (Bazel actions run
-  without HOME and tests with HOME in a temporary directory, and a build, a
-  test and a shell of one user must find the same daemon): ``state_dir``;
+- state in ``$<ENV>``, else ``<home>/.cache/rocm-pytorch-images/<name>``
+  (tools/places.py: ``state_dir``);
 - one start or stop at a time across processes, and a daemon that already
   answers is shared, not started again: ``locked``, ``start_once``;
 - started detached, nobody's child, in its own session, stdin from
@@ -17,7 +15,8 @@ way, and this module is that way:
   command line names the daemon's config (a recycled pid is not ours):
   ``ours``, ``running``; waiting for it to answer or die at start:
   ``wait_ready``; SIGTERM, then SIGKILL: ``terminate``;
-- loopback ports: ``free_port``, ``port_free``, ``registry_answers``.
+- loopback ports: ``free_port``, ``port_free`` (a registry's probe is
+  tools/registryd.py's).
 
 Inside a Bazel action or test no process outlives the spawn, however it is
 detached: Bazel's process-wrapper (Bazel 7.7.1, process-wrapper-legacy.cc)
@@ -34,9 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import http.client
 import os
-import pwd
 import signal
 import socket
 import subprocess
@@ -48,9 +45,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-CACHE_DIR = (".cache", "rocm-pytorch-images")
 SPAWN_WRAPPERS = (b"process-wrapper", b"linux-sandbox")  # Bazel's; they kill orphans
-REGISTRY_API = ("docker-distribution-api-version", "registry/2.0")
 
 # Runs the daemon and exits, so the daemon is nobody's child (no zombie when it
 # ends, no ResourceWarning in the caller) and leads its own session.
@@ -61,58 +56,6 @@ p = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=log,
                      stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
 print(p.pid)
 """
-
-
-# -- where state lives --------------------------------------------------------------
-
-
-def home() -> str:
-    """The account's home from the password database (not $HOME, which Bazel tests change)."""
-    try:
-        return pwd.getpwuid(os.getuid()).pw_dir
-    except KeyError:
-        return os.path.expanduser("~")
-
-
-def user_path(text: str) -> Path:
-    """A path the user typed: under `bazel run`, relative to where they typed it."""
-    path = Path(text)
-    base = os.environ.get("BUILD_WORKING_DIRECTORY")
-    return Path(base) / path if base and not path.is_absolute() else path
-
-
-def log_file(path: str) -> Path | None:
-    """A build's log file ``path`` with `~` as the account's home (not $HOME: actions run
-    without it), its directory made; None for ""."""
-    if not path:
-        return None
-    if path.startswith("~/"):
-        path = home() + path[1:]
-    log = Path(path)
-    log.parent.mkdir(parents=True, exist_ok=True)
-    return log
-
-
-def state_dir(env: str, name: str) -> Path:
-    """``$env`` (made absolute), else <home>/.cache/rocm-pytorch-images/<name>."""
-    configured = os.environ.get(env)
-    if configured:
-        return Path(configured).absolute()
-    return Path(home()).joinpath(*CACHE_DIR, name)
-
-
-def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
-    """Write ``text`` to ``path`` (its directory made) through a temporary file of this
-    process renamed over it: a reader, or a writer in another process, never sees half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.unlink(missing_ok=True)
-    # created with ``mode`` (umask aside): a secret is never readable, not even for a moment
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else mode)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    tmp.chmod(0o644 if mode is None else mode)
-    tmp.replace(path)
 
 
 @contextlib.contextmanager
@@ -335,26 +278,3 @@ def port_free(port: int, wait: float = 0.0) -> bool:
                 if time.monotonic() >= deadline:
                     return False
         time.sleep(0.05)
-
-
-def registry_answers(port: int, timeout: float = 2.0) -> bool:
-    """Whether a distribution registry answers ``GET /v2/`` on 127.0.0.1:port."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", "/v2/")
-        response = conn.getresponse()
-        response.read()
-        return response.getheader(REGISTRY_API[0], "") == REGISTRY_API[1]
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        conn.close()
-
-
-def registry_port(pid_file: Path, config: Path, port_file: Path) -> int | None:
-    """The port of our registry: the process in ``pid_file`` runs with ``config`` and a
-    registry answers on the port in ``port_file``; else None."""
-    port = read_int(port_file)
-    if port and running(pid_file, config) and registry_answers(port):
-        return port
-    return None

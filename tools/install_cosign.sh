@@ -2,7 +2,7 @@
 # install_cosign.sh - cosign for signing and verifying published images
 # (`registry push --sign`, `registry verify`), from Debian sid's package.
 #
-#   sudo tools/install_cosign.sh MIRROR   # tools/bootstrap.sh runs it
+#   tools/install_cosign.sh MIRROR   # as root (or with sudo); tools/bootstrap.sh runs it
 #
 # Debian's cosign is one static Go binary (Depends: libc6 only), so it is not
 # added to the sid tree (whose package list is shared with install-bazel.sh's

@@ -3,7 +3,7 @@
 # every build, test and run, and under `--config=release` (--stamp) copies each
 # `KEY value` line into its stamp files; without --stamp no action reads them.
 #
-# It also starts the embedded staging registry (README "Staging") unless it
+# It also starts the embedded staging registry (docs/staging.md) unless it
 # is running: this command runs outside every action, so the registry
 # outlives the build, where one an image build starts is killed with that
 # action (and under a parallel build that found it running). Quiet, never

@@ -14,7 +14,7 @@
 # downloaded archives end up in a layer and nothing needs cleaning here.
 # Recommends stay off: they are what turns a runtime image into a dev image.
 #
-# Mirrors (README "Mirrors"): when the build gets the host's mirror settings
+# Mirrors (docs/mirrors.md): when the build gets the host's mirror settings
 # (tools/mirrors), the BuildKit secret apt-mirror is mounted at
 # /run/secrets/apt-mirror. Its `rewrite FROM TO` lines map the archives the
 # image's own sources name to the mirrors that serve them (apt reads a copy of
@@ -149,7 +149,7 @@ esac
 # --error-on=any: a source that does not answer fails here, not as a missing
 # package later
 if ! run_apt apt-get update -q --error-on=any; then
-    die "apt-get update failed: the archives the image's sources name (apt-install.sh --sources lists them) do not answer; on a host without them, map each to a mirror in the mirror settings (README \"Mirrors\")"
+    die "apt-get update failed: the archives the image's sources name (apt-install.sh --sources lists them) do not answer; on a host without them, map each to a mirror in the mirror settings (docs/mirrors.md)"
 fi
 
 packages=""

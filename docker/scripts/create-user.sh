@@ -6,7 +6,7 @@
 # The user joins the video and render groups, which own /dev/kfd and
 # /dev/dri inside the container. Hosts number `render` differently, so
 # `docker run --group-add $(getent group render | cut -d: -f3)` may still be
-# needed; the README says so.
+# needed; docs/images.md says so.
 set -eu
 
 [ "$#" -eq 2 ] || { echo "usage: create-user.sh NAME UID" >&2; exit 2; }

@@ -26,7 +26,7 @@ dev=${3:-}
 script_dir=$(cd "$(dirname "$0")" && pwd)
 apt_install() { "$script_dir/apt-install.sh" "$@"; }
 
-# Through apt-install.sh, so the mirror settings apply (README "Mirrors").
+# Through apt-install.sh, so the mirror settings apply (docs/mirrors.md).
 has_candidate() { "$script_dir/apt-install.sh" --available "$1"; }
 
 apt_install ca-certificates

@@ -3,8 +3,9 @@
 `--define` is free-form: Bazel accepts any key and the rules read only the
 ones they know, so `--define PYTORCH_VERION=2.16.0` would silently build and
 push the 2.15.0 images. These checks fail analysis instead, before any image
-is built, with the key or value at fault and the fix. tools/tagconf checks
-the same registry grammar again when it renders the specs.
+is built, with the key or value at fault and the fix. The registry grammar
+is tools/oci/reference.py's, which the tools check again; the table in
+tests/oci/registry_strings.bzl holds both to the same answers.
 """
 
 # Make variables Bazel itself puts in ctx.var.
@@ -79,17 +80,43 @@ def unknown_define_error(var, value_keys):
             return "--define %s=%s: unknown key %s; did you mean %s?" % (key, var[key], key, hint)
     return None
 
-def _host_error(host):
+_HEX = _DIGITS + "abcdefABCDEF"
+
+def _split_host(host):
+    # HOST[:PORT] -> (HOST, PORT or None); an IPv6 literal keeps its brackets
     if host.startswith("[") and "]" in host:
-        return None  # IPv6 literal: left to tagconf
-    name, _, port = host.partition(":")
-    if port and not all([c in _DIGITS for c in port.elems()]):
-        return "bad port %r" % port
+        name, _, rest = host.partition("]")
+        if not rest:
+            return name + "]", None
+        if rest.startswith(":"):
+            return name + "]", rest[1:]
+        return host, None
+    name, colon, port = host.partition(":")
+    return name, (port if colon else None)
+
+def _port_ok(port):
+    if not port or len(port) > 5 or not all([c in _DIGITS for c in port.elems()]):
+        return False
+    number = int(port.lstrip("0") or "0")
+    return 0 < number and number < 65536
+
+def _name_ok(name):
+    if name.startswith("[") and name.endswith("]") and len(name) > 2:
+        return all([c in _HEX + ":." for c in name[1:-1].elems()])
     for label in name.split("."):
         if not label or label[0] == "-" or label[-1] == "-":
-            return "bad host %r" % host
+            return False
         if not all([c in _HOST_CHARS for c in label.elems()]):
-            return "bad host %r" % host
+            return False
+    return True
+
+def _host_error(host):
+    # tools/oci/reference.py: host_problem
+    name, port = _split_host(host)
+    if port != None and not _port_ok(port):
+        return "bad port %r" % port
+    if not _name_ok(name):
+        return "bad host %r" % host
     return None
 
 def _component_error(component):
@@ -123,9 +150,9 @@ def registry_error(key, value, need_namespace = False):
       str or None.
     """
     example = "registry.example.com:5000/rocm-pytorch"
-    rest = value
+    rest = value.strip()
     if "://" in rest:
-        scheme, _, rest = rest.partition("://")
+        scheme, _, rest = rest.rpartition("://")
         if scheme not in ["http", "https"]:
             return "--define %s=%s: unknown scheme %r; use https:// or none" % (key, value, scheme)
     rest = rest.rstrip("/")

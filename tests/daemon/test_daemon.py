@@ -125,18 +125,6 @@ def test_wait_ready_reports_a_daemon_that_died_and_a_deadline():
         daemon.wait_ready(lambda: False, lambda: None, time.monotonic() + 0.2)
 
 
-def test_the_state_dir_comes_from_the_environment_else_the_passwd_home(monkeypatch, tmp_path):
-    monkeypatch.setenv("HOME", str(tmp_path))  # what Bazel tests do: not where state lives
-    monkeypatch.delenv("X_DAEMON_DIR", raising=False)
-    assert daemon.state_dir("X_DAEMON_DIR", "x") == Path(
-        daemon.home(), ".cache", "rocm-pytorch-images", "x"
-    )
-    assert not str(daemon.state_dir("X_DAEMON_DIR", "x")).startswith(str(tmp_path))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("X_DAEMON_DIR", "rel/dir")
-    assert daemon.state_dir("X_DAEMON_DIR", "x") == tmp_path / "rel" / "dir"
-
-
 def bazel_process_wrapper() -> str | None:
     """The process-wrapper binary of the Bazel that runs this test (an ancestor, or the
     sibling of the linux-sandbox that is), or None outside Bazel."""
@@ -165,7 +153,7 @@ print(daemon.spawn(["sleep", "300"], Path(sys.argv[1])), flush=True)
 def test_no_daemon_outlives_a_bazel_spawn(tmp_path):
     """Why a staging registry (or engine) that a build action starts ends with the action:
     Bazel's process-wrapper is a child subreaper and kills every process the spawn left,
-    detached or not (README "Staging"). If this fails, a Bazel upgrade let daemons out:
+    detached or not (docs/staging.md). If this fails, a Bazel upgrade let daemons out:
     starting the embedded registry once from a build would then last."""
     wrapper = bazel_process_wrapper()
     if not wrapper:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools import engine
-from tools.engine import engine as core
+from tools.engine import state
 
 ROOT = Path(engine.__file__).resolve().parents[2]  # where `tools` is importable from
 
@@ -20,8 +20,8 @@ def short_dir(prefix: str) -> Path:
 
 
 def isolate(monkeypatch, root: Path) -> None:
-    monkeypatch.setenv(core.DIR_ENV, str(root / "engine"))
-    monkeypatch.setenv(core.HOST_SOCKET_ENV, str(root / "no-host-engine.sock"))
+    monkeypatch.setenv(state.DIR_ENV, str(root / "engine"))
+    monkeypatch.setenv(state.HOST_SOCKET_ENV, str(root / "no-host-engine.sock"))
     monkeypatch.delenv("DOCKER_HOST", raising=False)
     monkeypatch.delenv("DOCKER_CONFIG", raising=False)
 

@@ -11,7 +11,8 @@ import pytest
 
 from tests.engine.helpers import ROOT, cli
 from tools import engine
-from tools.engine import engine as core
+from tools.engine import binaries, lifecycle, state
+from tools.engine.engine import SCOPE_ENV
 
 
 def test_a_docker_host_that_answers_is_used_as_it_is(scratch, fake_engine_at, monkeypatch):
@@ -22,7 +23,7 @@ def test_a_docker_host_that_answers_is_used_as_it_is(scratch, fake_engine_at, mo
     assert fake.requests == ["GET /_ping HTTP/1.0"]
     assert env["BUILDX_NO_DEFAULT_ATTESTATIONS"] == "1"
     # should not start or even claim the private engine
-    assert core.DIR_ENV not in env
+    assert state.DIR_ENV not in env
     assert not (scratch / "engine" / "docker.sock").exists()
     assert not (scratch / "engine" / "log").exists()
 
@@ -58,7 +59,7 @@ def test_a_docker_config_without_buildx_keeps_its_credentials(scratch, fake_engi
 
 def test_a_silent_docker_host_gives_way_to_the_host_engine(scratch, fake_engine_at, monkeypatch):
     host = fake_engine_at(scratch / "host-docker.sock")
-    monkeypatch.setenv(core.HOST_SOCKET_ENV, str(host.socket))
+    monkeypatch.setenv(state.HOST_SOCKET_ENV, str(host.socket))
     monkeypatch.setenv("DOCKER_HOST", f"unix://{scratch}/dead.sock")
     messages = []
     env = engine.ensure(log=messages.append)
@@ -72,7 +73,7 @@ def test_a_silent_docker_host_gives_way_to_the_host_engine(scratch, fake_engine_
 def test_the_host_engine_is_preferred_to_the_private_one(scratch, fake_engine_at, monkeypatch):
     host = fake_engine_at(scratch / "host-docker.sock")
     private = fake_engine_at(scratch / "engine" / "docker.sock")
-    monkeypatch.setenv(core.HOST_SOCKET_ENV, str(host.socket))
+    monkeypatch.setenv(state.HOST_SOCKET_ENV, str(host.socket))
     assert engine.ensure()["DOCKER_HOST"] == host.host
     assert private.requests == []
 
@@ -81,7 +82,7 @@ def test_a_private_engine_that_answers_is_reused(scratch, fake_engine_at):
     private = fake_engine_at(scratch / "engine" / "docker.sock")
     env = engine.ensure()
     assert env["DOCKER_HOST"] == private.host
-    assert env[core.DIR_ENV] == str(scratch / "engine")
+    assert env[state.DIR_ENV] == str(scratch / "engine")
     assert not (scratch / "engine" / "log" / "starts.log").exists()  # nothing started
 
 
@@ -90,7 +91,7 @@ def test_private_skips_docker_host_and_the_host_engine(scratch, fake_engine_at, 
     host = fake_engine_at(scratch / "host-docker.sock")
     private = fake_engine_at(scratch / "engine" / "docker.sock")
     monkeypatch.setenv("DOCKER_HOST", given.host)
-    monkeypatch.setenv(core.HOST_SOCKET_ENV, str(host.socket))
+    monkeypatch.setenv(state.HOST_SOCKET_ENV, str(host.socket))
     assert engine.ensure(private=True)["DOCKER_HOST"] == private.host
     assert given.requests == host.requests == []
 
@@ -103,7 +104,7 @@ def test_apply_puts_the_environment_into_this_process(scratch, fake_engine_at, m
 
 
 def test_the_state_dir_is_the_accounts_cache_not_home(monkeypatch, tmp_path):
-    monkeypatch.delenv(core.DIR_ENV, raising=False)
+    monkeypatch.delenv(state.DIR_ENV, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))  # what Bazel does to tests
     import pwd
 
@@ -113,13 +114,13 @@ def test_the_state_dir_is_the_accounts_cache_not_home(monkeypatch, tmp_path):
 
 def test_no_dockerd_anywhere_names_the_bootstrap_and_the_packages(scratch, monkeypatch):
     monkeypatch.setenv("PATH", str(scratch / "empty"))
-    monkeypatch.setattr(core, "SEARCH_DIRS", ())
-    monkeypatch.setattr(core, "RUNNER", "no-such-runner")
+    monkeypatch.setattr(binaries, "SEARCH_DIRS", ())
+    monkeypatch.setattr(binaries, "RUNNER", "no-such-runner")
     with pytest.raises(engine.EngineError) as e:
         engine.ensure()
     message = str(e.value)
     assert "dockerd, containerd, runc not found" in message
-    assert "sudo tools/bootstrap.sh" in message
+    assert "Run `tools/bootstrap.sh` as root or with sudo" in message
     assert "apt-get install docker.io containerd runc docker-buildx" in message
     assert "DOCKER_HOST" in message
 
@@ -138,8 +139,8 @@ def test_the_tree_of_the_bootstrap_runner_is_used_when_the_host_has_no_dockerd(
     runner.write_text(f"#!/bin/bash\n# written by tools/bootstrap.sh\nP={tree}\n")
     runner.chmod(0o755)
     monkeypatch.setenv("PATH", str(bindir))
-    monkeypatch.setattr(core, "SEARCH_DIRS", ())
-    tools = core.find_tools()
+    monkeypatch.setattr(binaries, "SEARCH_DIRS", ())
+    tools = binaries.find_tools()
     assert tools.argv("/usr/sbin/dockerd", "--version") == [
         str(runner),
         "/usr/sbin/dockerd",
@@ -150,8 +151,8 @@ def test_the_tree_of_the_bootstrap_runner_is_used_when_the_host_has_no_dockerd(
 
 def test_a_state_dir_too_long_for_unix_sockets_is_refused(monkeypatch):
     long_dir = "/tmp/" + "d" * 80
-    monkeypatch.setenv(core.DIR_ENV, long_dir)
-    monkeypatch.setenv(core.HOST_SOCKET_ENV, "/nonexistent/docker.sock")
+    monkeypatch.setenv(state.DIR_ENV, long_dir)
+    monkeypatch.setenv(state.HOST_SOCKET_ENV, "/nonexistent/docker.sock")
     monkeypatch.delenv("DOCKER_HOST", raising=False)
     with pytest.raises(engine.EngineError, match="set ROCM_PYTORCH_ENGINE_DIR to a path of at"):
         engine.ensure()
@@ -161,8 +162,8 @@ def test_a_state_dir_too_long_for_unix_sockets_is_refused(monkeypatch):
 def test_env_prints_false_on_failure_so_eval_fails(monkeypatch):
     env = dict(os.environ)
     env.pop("DOCKER_HOST", None)
-    env[core.DIR_ENV] = "/tmp/" + "d" * 80
-    env[core.HOST_SOCKET_ENV] = "/nonexistent/docker.sock"
+    env[state.DIR_ENV] = "/tmp/" + "d" * 80
+    env[state.HOST_SOCKET_ENV] = "/nonexistent/docker.sock"
     result = cli("env", env=env)
     assert result.code == 1
     assert result.out == "false\n"
@@ -206,7 +207,7 @@ def test_status_without_any_engine_exits_3(scratch):
 
 def test_autostart_off_fails_with_what_it_tried(scratch, monkeypatch):
     monkeypatch.setenv("DOCKER_HOST", f"unix://{scratch}/dead.sock")
-    monkeypatch.setenv(core.AUTOSTART_ENV, "0")
+    monkeypatch.setenv(lifecycle.AUTOSTART_ENV, "0")
     with pytest.raises(engine.EngineError) as e:
         engine.ensure()
     assert str(e.value).startswith(
@@ -224,7 +225,7 @@ def test_a_bazel_spawn_is_recognised_by_its_process_wrapper(scratch):
         [
             str(wrapper),
             "-c",
-            f"{sys.executable} -c 'import tools.engine.engine as e; print(e.in_bazel_spawn())'",
+            f"{sys.executable} -c 'from tools import daemon; print(daemon.in_bazel_spawn())'",
         ],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
@@ -235,7 +236,7 @@ def test_a_bazel_spawn_is_recognised_by_its_process_wrapper(scratch):
 
 
 def test_an_unknown_scope_is_refused(scratch, monkeypatch):
-    monkeypatch.setenv(core.SCOPE_ENV, "forever")
+    monkeypatch.setenv(SCOPE_ENV, "forever")
     with pytest.raises(engine.EngineError, match="ROCM_PYTORCH_ENGINE_SCOPE='forever': write"):
         engine.ensure()
 
@@ -247,9 +248,9 @@ def test_a_second_engine_gets_an_environment_and_docker_config_of_its_own(tmp_pa
     (given / "config.json").write_text("{}")
     monkeypatch.setenv("DOCKER_CONFIG", str(given))
     monkeypatch.setenv("DOCKER_HOST", "unix:///somewhere.sock")
-    monkeypatch.setenv(core.DIR_ENV, str(tmp_path / "mine"))
+    monkeypatch.setenv(state.DIR_ENV, str(tmp_path / "mine"))
     env = engine.unpointed_env()
-    assert not {"DOCKER_HOST", "DOCKER_CONFIG", core.DIR_ENV} & set(env)
+    assert not {"DOCKER_HOST", "DOCKER_CONFIG", state.DIR_ENV} & set(env)
     assert env["PATH"] == os.environ["PATH"]
     own = engine.client_config(tmp_path / "own")
     buildx = Path("cli-plugins", "docker-buildx")

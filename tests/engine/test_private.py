@@ -21,8 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.engine.helpers import ROOT, cli, isolate, short_dir
-from tools import daemon, engine
-from tools.engine import engine as core
+from tools import daemon, engine, registryd
+from tools.engine import binaries
 
 CALLERS = 4
 
@@ -81,7 +81,7 @@ def test_a_second_call_reuses_the_engine(state, started):
     env = engine.ensure()
     assert time.monotonic() - t0 < 1.0
     assert env["DOCKER_HOST"] == state.host
-    assert env[core.DIR_ENV] == str(state.root)
+    assert env[engine.DIR_ENV] == str(state.root)
     assert (pid(state, "dockerd"), pid(state, "containerd")) == before
     assert len((state.log / "starts.log").read_text().splitlines()) == 1
 
@@ -90,7 +90,7 @@ def busybox() -> str:
     found = shutil.which("busybox") or "/usr/bin/busybox"
     if os.access(found, os.X_OK):
         return found
-    r = core.runner()  # on a host without busybox: the sid tree's
+    r = binaries.runner()  # on a host without busybox: the sid tree's
     assert r, "no busybox: run tools/bootstrap.sh"
     return str(r[1] / "usr/bin/busybox")
 
@@ -150,7 +150,7 @@ def test_the_loopback_registry_starts_on_request_and_answers(state, started):
     env = engine.ensure(registry=True)
     host = env["REGISTRY"]
     assert host.startswith("127.0.0.1:")
-    assert daemon.registry_answers(int(host.rpartition(":")[2]))
+    assert registryd.answers(int(host.rpartition(":")[2]))
     # a second call reuses it
     assert engine.ensure(registry=True)["REGISTRY"] == host
 

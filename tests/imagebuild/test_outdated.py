@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from tools.imagebuild import outdated
+from tools.oci.digest import digest_of
 from tools.staging import descriptor as desc
 
 INSPECT = """\
@@ -35,7 +36,7 @@ def write(path: Path, builder: dict | str) -> Path:
         target="rocm-runtime",
         arch="gfx1201",
         repository="rocm-runtime",
-        digest=desc.digest_of(manifest),
+        digest=digest_of(manifest),
         media_type="application/vnd.oci.image.manifest.v1+json",
         manifest=manifest,
         config={},

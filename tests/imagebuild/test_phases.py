@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-import re
+import os
+import subprocess
+import sys
+import time
 
 from tools.imagebuild import build
 
@@ -20,8 +23,19 @@ def test_the_timing_line_names_each_phase_and_adds_the_process_start(monkeypatch
     )
 
 
-def test_the_process_age_is_read_from_proc():
-    age = build.process_age()
-    # this interpreter started before the test ran, and not hours ago
-    assert 0 < age < 3600
-    assert re.fullmatch(r"\d+\.\d+", f"{age:.2f}")
+def test_the_process_age_counts_from_the_start_of_the_process():
+    # a child that waits before it asks: its age holds the wait and its own start-up,
+    # and no more than the parent saw it live (plus the clock's 10 ms ticks)
+    code = (
+        "import time; time.sleep(0.5); from tools.imagebuild.build import process_age;"
+        " print(process_age())"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    lived = time.monotonic() - start
+    assert proc.returncode == 0, proc.stderr
+    age = float(proc.stdout)
+    assert 0.5 <= age <= lived + 0.05, (age, lived)

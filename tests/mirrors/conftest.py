@@ -39,5 +39,5 @@ def ca_file(tmp_path) -> Path:
 def no_settings(tmp_path, monkeypatch) -> Path:
     """No $ROCM_PYTORCH_MIRRORS and a home without the file: the defaults."""
     monkeypatch.delenv(settings.ENV, raising=False)
-    monkeypatch.setattr(settings.daemon, "home", lambda: str(tmp_path / "home"))
+    monkeypatch.setattr(settings.places, "home", lambda: str(tmp_path / "home"))
     return settings.path()

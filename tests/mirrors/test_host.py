@@ -92,7 +92,7 @@ def test_a_local_index_url_is_no_index(tmp_path):
 
 
 def test_pip_config_files_in_pips_order(monkeypatch, tmp_path):
-    monkeypatch.setattr(host.daemon, "home", lambda: "/home/u")
+    monkeypatch.setattr(host.places, "home", lambda: "/home/u")
     monkeypatch.setenv("XDG_CONFIG_DIRS", "/a:/b")
     monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "env.conf"))
     assert [str(p) for p in host.pip_config_files()] == [

@@ -23,7 +23,7 @@ def test_no_file_means_the_defaults(no_settings):
 
 def test_default_location_is_the_accounts_config_dir(monkeypatch):
     monkeypatch.delenv(s.ENV, raising=False)
-    monkeypatch.setattr(s.daemon, "home", lambda: "/home/builder")
+    monkeypatch.setattr(s.places, "home", lambda: "/home/builder")
     assert str(s.path()) == "/home/builder/.config/rocm-pytorch-images/mirrors.toml"
 
 

@@ -29,6 +29,7 @@ def registry_tool_test(name, srcs, size = "medium", deps = [], **kwargs):
         tags = ["local"],
         deps = [
             ":fixtures",
+            "//tools/oci:oci_lib",
             "//tools/registry:registry_lib",
             "//tools/staging:staging_lib",
             "//tools/tagconf:tagconf_lib",

@@ -23,7 +23,8 @@ from pathlib import Path
 import httpx
 
 from tests.registry.fixtures import FaultProxy
-from tools.staging.descriptor import Descriptor, digest_of
+from tools.oci.digest import digest_of
+from tools.staging.descriptor import Descriptor
 from tools.tagconf import catalog as catalog_mod
 from tools.tagconf.spec import image_spec
 from tools.tagconf.tags import resolve_values
@@ -207,13 +208,15 @@ class Run:
     err: str
 
 
-def registry_tool(*args: str, env: dict | None = None) -> Run:
+def registry_tool(*args: str, env: dict | None = None, timeout: float | None = None) -> Run:
+    """Run the registry tool; past ``timeout`` seconds, subprocess.TimeoutExpired."""
     proc = subprocess.run(
         [os.environ["REGISTRY_BIN_TOOL"], *args],
         capture_output=True,
         text=True,
         check=False,
         env={**os.environ, **(env or {})},
+        timeout=timeout,
     )
     return Run(proc.returncode, proc.stdout, proc.stderr)
 

@@ -21,7 +21,7 @@ import pytest
 
 from tests.registry.fixtures import Registry
 from tests.registry.staging_images import NAMESPACE, refs, registry_tool, stage, write_plan
-from tools.registry.referrers import fallback_tag
+from tools.oci.referrers import fallback_tag
 from tools.registry.sign import find_cosign
 
 DPKG_STATUS = """\
@@ -315,3 +315,44 @@ def test_sign_without_a_key_fails_before_writing(tmp_path, env, registries, prox
     assert result.code == 1
     assert "signing needs a key" in result.err
     assert proxy.writes() == []
+
+
+def test_a_signed_push_writes_manifest_and_signatures_before_any_tag(
+    tmp_path, env, registries, proxy_for, keys
+):
+    """The order of the writes, read from the proxy's log (docs/publishing.md, "What a
+    push does"; docs/supply-chain.md): not only what the registry holds at the end."""
+    key, _ = keys
+    env = {**env, "COSIGN_PASSWORD": "s3cret"}
+    staging, target = registries("staging"), registries("target")
+    images = images_with_packages(staging.host, tmp_path / "images")
+    proxy = proxy_for(target)
+    registry = f"{proxy.host}/{NAMESPACE}"
+    result = push(write_plan(tmp_path, images), registry, "--sign", "--key", str(key), env=env)
+    assert result.code == 0, result.err
+    # the proxy logs a request when the registry has answered it, so a write logged
+    # before another was done before the other was sent
+    puts = [p for m, p, status in proxy.requests if m == "PUT" and status == 201]
+    for image in images:
+        spec = json.loads(image.spec.read_text())
+        manifests = f"/v2/{NAMESPACE}/{spec['repository']}/manifests/"
+        digest = image.descriptor.digest
+        tags = spec["tags"]
+        at = {tag: puts.index(manifests + tag) for tag in tags.values()}
+        first_tag = min(at.values())
+        # should write the image's manifest by digest before any tag names it
+        assert puts.index(manifests + digest) < first_tag
+        # and its immutable tag before its other tags
+        assert at[tags["immutable"]] == first_tag, at
+        # and every attachment (SBOM, provenance, the signatures of all three, and
+        # the referrers indexes that list them) before the first tag
+        attached = [
+            i
+            for i, p in enumerate(puts)
+            if p.startswith(manifests + "sha256") and p != manifests + digest
+        ]
+        own_index = [i for i in attached if puts[i] == manifests + fallback_tag(digest)]
+        assert own_index and attached, puts
+        assert max(attached) < first_tag, (image.target, puts)
+        # the index as last written before the first tag lists the signature too
+        assert len(referrers(target, f"{NAMESPACE}/{spec['repository']}", digest)) == 3

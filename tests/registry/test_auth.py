@@ -8,8 +8,8 @@ import json
 import httpx
 import pytest
 
-from tools.registry.auth import RegistryAuth, credentials_for
-from tools.registry.errors import RegistryError
+from tools.oci.auth import RegistryAuth, credentials_for
+from tools.oci.errors import RegistryError
 
 
 def write_config(tmp_path, data) -> object:
@@ -208,7 +208,7 @@ def test_each_repository_keeps_its_own_token():
 
 
 def test_a_credential_helper_only_matters_when_the_registry_asks(tmp_path, monkeypatch):
-    from tools.registry.client import RegistryClient
+    from tools.oci.client import RegistryClient
 
     (tmp_path / "config.json").write_text(json.dumps({"credsStore": "desktop"}))
     monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))
@@ -234,7 +234,7 @@ def test_an_auth_that_is_not_base64_user_password_names_file_and_registry(tmp_pa
 
 
 def test_redact_hides_userinfo_tokens_and_authorization():
-    from tools.registry.errors import RegistryError, redact
+    from tools.oci.errors import RegistryError, redact
 
     text = (
         "GET https://alice:pw1@reg.example/v2/x?n=1&token=tk2 and"
@@ -252,8 +252,8 @@ def test_redact_hides_userinfo_tokens_and_authorization():
 def test_a_name_that_does_not_resolve_fails_at_once(monkeypatch):
     import socket
 
-    from tools.registry.client import RegistryClient
-    from tools.registry.errors import Unreachable
+    from tools.oci.client import RegistryClient
+    from tools.oci.errors import Unreachable
 
     def getaddrinfo(host, *args, **kwargs):
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")

@@ -17,7 +17,7 @@ import sys
 
 from tests.registry.fixtures import FaultProxy
 from tests.registry.staging_images import NAMESPACE, ResetAt, refs, stage, write_plan
-from tools.staging.descriptor import digest_of
+from tools.oci.digest import digest_of
 
 SIZE = 200_000_000
 

@@ -102,7 +102,7 @@ def test_lasting_fault_fails_cleanly_and_a_rerun_completes(registry, proxy_for, 
 
 
 def test_prune_cache_keeps_the_newest_n_per_group(registry):
-    from tools.registry.client import RegistryClient
+    from tools.oci.client import RegistryClient
 
     client = RegistryClient(registry.host)
     repo = f"{NAMESPACE}/pytorch-cache"

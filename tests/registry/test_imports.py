@@ -1,4 +1,4 @@
-"""Start-up cost: `--help` and `plan` import no HTTP client (httpx, tenacity)."""
+"""Start-up cost: `--help` and `plan` import no HTTP client (httpx)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ for argv in sys.argv[1:]:
         main(argv.split())
     except SystemExit:
         pass
-print(" ".join(m for m in ("httpx", "httpcore", "tenacity") if m in sys.modules), file=sys.stderr)
+print(" ".join(m for m in ("httpx", "httpcore") if m in sys.modules), file=sys.stderr)
 """
 
 
-def test_help_and_plan_import_neither_httpx_nor_tenacity(tmp_path):
+def test_help_and_plan_import_no_http_client(tmp_path):
     spec = {
         "target": "triton-wheel",
         "arch": None,
@@ -46,7 +46,7 @@ def test_a_plain_http_registry_loads_no_ca_bundle_and_https_stays_verified(monke
 
     import httpx
 
-    from tools.registry.client import RegistryClient
+    from tools.oci.client import RegistryClient
 
     made = []
 

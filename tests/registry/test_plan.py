@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.registry.client import is_loopback, split_registry
-from tools.registry.errors import RegistryError
+from tools.oci.client import is_loopback
+from tools.oci.errors import RegistryError
+from tools.oci.reference import split_registry
 from tools.registry.plan import PlannedImage, check_collisions, dedupe, order_parents_first
 
 

@@ -12,9 +12,9 @@ from contextlib import contextmanager
 
 import pytest
 
+from tools.oci.errors import RegistryError
+from tools.oci.referrers import artifact_manifest, encode, fallback_tag
 from tools.registry import provenance, sbom
-from tools.registry.errors import RegistryError
-from tools.registry.referrers import artifact_manifest, encode, fallback_tag
 from tools.registry.sign import IN_TOTO, PublicKey, pae
 
 
@@ -102,7 +102,7 @@ def test_the_document_is_deterministic_and_names_the_image():
 
 
 def test_artifact_manifests_are_deterministic_and_name_their_subject():
-    from tools.registry.referrers import Subject
+    from tools.oci.referrers import Subject
 
     subject = Subject("sha256:" + "b" * 64, "application/vnd.oci.image.manifest.v1+json", 10)
     a = artifact_manifest(subject, sbom.CYCLONEDX, b"{}", {"k": "v"})
@@ -166,8 +166,8 @@ def test_a_registry_with_the_referrers_api_gets_no_fallback_tag():
     """A distribution-3-like registry (mock transport): the API lists, no `sha256-` tag."""
     import httpx
 
-    from tools.registry.client import RegistryClient
-    from tools.registry.referrers import OCI_INDEX, Referrers, Subject
+    from tools.oci.client import RegistryClient
+    from tools.oci.referrers import OCI_INDEX, Referrers, Subject
 
     blobs: dict[str, bytes] = {}
     manifests: dict[str, bytes] = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tools.registry import sbom
-from tools.registry.staged import Clients
+from tools.staging.clients import Clients
 from tools.staging.descriptor import load
 
 

@@ -25,7 +25,7 @@ from tests.registry.staging_images import (
     registry_tool,
     write_plan,
 )
-from tools.registry.errors import RegistryError
+from tools.oci.errors import RegistryError
 from tools.registry.plan import load_plans
 from tools.registry.push import Pusher, PushOptions
 

@@ -11,8 +11,8 @@ import pytest
 from compression import zstd
 
 from tools import mirrors
+from tools.oci.digest import digest_of
 from tools.rehearsal import lock, standin, upstream
-from tools.staging import descriptor
 
 
 def test_pack_streams_a_tar_into_one_zstd_layer(tmp_path):
@@ -41,7 +41,7 @@ def test_the_image_is_one_layer_with_a_fixed_config():
     )
     assert "HIP 7.2.4" in parsed["config"]["Labels"]["org.opencontainers.image.description"]
     manifest = json.loads(upstream.manifest(config, "sha256:" + "b" * 64, 123))
-    assert manifest["config"]["digest"] == descriptor.digest_of(config)
+    assert manifest["config"]["digest"] == digest_of(config)
     assert manifest["layers"] == [
         {"mediaType": upstream.LAYER, "digest": "sha256:" + "b" * 64, "size": 123}
     ]

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from tests.staging.conftest import push_image, sha
-from tools.registry.client import RegistryClient
-from tools.registry.errors import RegistryError
+from tools.oci.client import RegistryClient
+from tools.oci.errors import RegistryError
 from tools.staging import embedded
 from tools.staging.loopback import LoopbackClient
 

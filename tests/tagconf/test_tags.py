@@ -1,4 +1,5 @@
-"""Golden specs of the tag rules (DESIGN.md, "The family")."""
+"""Golden specs of the tag rules: the seed's table (testdata/seed_tags.txt) and
+docs/catalogue.md "Tag policy"."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from tools.oci.digest import digest_of
 from tools.staging import descriptor as desc
 from tools.tagconf import catalog as catalog_mod
 from tools.tagconf.tags import render_tags, resolve_values
@@ -214,7 +215,7 @@ def make_descriptor(
             ],
         }
     ).encode()
-    digest = desc.digest_of(manifest)
+    digest = digest_of(manifest)
     staging.manifests[(repo, digest)] = manifest
     d = desc.Descriptor(
         target=target,

@@ -71,14 +71,6 @@ def parse_arg(value: str) -> list[tuple[str, str | None]]:
     return out
 
 
-def parse_env(value: str) -> list[str]:
-    """Names ``ENV A=1 B=2`` or ``ENV A 1`` sets."""
-    words = shlex.split(value, posix=True)
-    if words and "=" not in words[0]:
-        return [words[0]]
-    return [w.partition("=")[0] for w in words]
-
-
 @dataclass(frozen=True)
 class Instruction:
     """One instruction: its keyword (upper case), value and 1-based line."""
@@ -146,11 +138,6 @@ class Stage:
             if ins.keyword == "ARG"
             for name, default in parse_arg(ins.value)
         ]
-
-    def env_names(self) -> set[str]:
-        return {
-            n for ins in self.instructions if ins.keyword == "ENV" for n in parse_env(ins.value)
-        }
 
     def references(self) -> list[Reference]:
         """Stages or images this stage COPYs from or bind-mounts (not its FROM)."""
@@ -297,67 +284,6 @@ def reach(
             else:
                 external.setdefault(ref, f"{dockerfile.path} {where}, stage {stage.name}")
     return Reach(built, external)
-
-
-def arg_problems(dockerfile: Dockerfile, universe: set[str]) -> list[str]:
-    """Every ARG a stage uses is declared before it, and every declared ARG is used.
-
-    ``universe`` is every name that is a build arg somewhere (catalogue keys,
-    PYTORCH_ROCM_ARCH, any ARG of any Dockerfile): a stage that uses one of
-    them (in any instruction, RUN included: an undeclared ARG is an empty
-    shell variable there) must declare it with ARG, or set it with ENV in the
-    stage or in a stage of this file it is FROM. Other $names in RUN are the
-    shell's own. FROM lines may use only global ARGs; every global ARG must
-    be used by a FROM line or re-declared in a stage.
-    """
-    where = dockerfile.path
-    problems = []
-    global_names = {name for name, _, _ in dockerfile.global_args}
-    redeclared = {name for s in dockerfile.stages for name, _, _ in s.args()}
-    for s in dockerfile.stages:
-        for name in variables(s.base):
-            if name not in global_names:
-                problems.append(
-                    f"{where}:{s.line}: FROM {s.base} uses ${{{name}}}, which is no global ARG"
-                    " (declare it before the first FROM)"
-                )
-    used_in_from = {n for s in dockerfile.stages for n in variables(s.base)}
-    for name, _, line in dockerfile.global_args:
-        if name not in used_in_from and name not in redeclared:
-            problems.append(
-                f"{where}:{line}: global ARG {name} is used by no FROM and declared in no stage"
-            )
-    for s in dockerfile.stages:
-        inherited: set[str] = set()
-        parent = dockerfile.lookup(s.base, s.index)
-        while parent is not None:
-            inherited |= parent.env_names()
-            parent = dockerfile.lookup(parent.base, parent.index)
-        declared: dict[str, int] = {}
-        used: set[str] = set()
-        for ins in s.instructions:
-            text = ins.value
-            if ins.keyword == "ARG":
-                text = " ".join(d or "" for _, d in parse_arg(ins.value))
-            for name in variables(text):
-                used.add(name)
-                if name in universe and name not in declared and name not in inherited:
-                    problems.append(
-                        f"{where}:{ins.line}: stage {s.name} uses ${{{name}}} in {ins.keyword}"
-                        f" but declares no ARG {name} before it"
-                    )
-            if ins.keyword == "ARG":
-                for name, _ in parse_arg(ins.value):
-                    declared.setdefault(name, ins.line)
-            elif ins.keyword == "ENV":
-                for name in parse_env(ins.value):
-                    declared.setdefault(name, ins.line)
-        for name, _, line in s.args():
-            if name not in used:
-                problems.append(
-                    f"{where}:{line}: stage {s.name} declares ARG {name} but never uses it"
-                )
-    return problems
 
 
 def build_arg_names(

@@ -19,7 +19,7 @@ import json
 import os
 import sys
 
-from tools.engine import engine
+from tools.engine import client, engine, state
 from tools.engine.errors import EngineError
 
 EPILOG = """\
@@ -106,14 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.dir:
-        os.environ[engine.DIR_ENV] = os.path.abspath(args.dir)
+        os.environ[state.DIR_ENV] = os.path.abspath(args.dir)
     try:
         if args.command in ("start", "env"):
             env = engine.ensure(private=args.private, registry=args.registry, scope="lasting")
             if args.command == "start":
                 print(env["DOCKER_HOST"])
             else:
-                sys.stdout.write(engine.env_lines(env, engine.cli_wrappers()))
+                sys.stdout.write(client.env_lines(env, client.cli_wrappers()))
         elif args.command == "stop":
             stopped = engine.stop()
             print(f"engine: stopped {', '.join(stopped)}" if stopped else "engine: nothing to stop",

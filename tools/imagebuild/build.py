@@ -23,18 +23,19 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools import client_env, daemon, engine, mirrors
+from tools import client_env, engine, mirrors, places
 from tools.imagebuild import builders
-from tools.registry.errors import RegistryError
+from tools.oci.errors import RegistryError
 from tools.staging import Staging, StagingError, embedded, lease, reads, resolve
 from tools.staging import descriptor as desc
+from tools.staging.clients import Lost, check_staged
 
 LOG_TAIL = 40
 
 
 def builders_cache() -> Path:
     """Where builders.resolve keeps the local engine's identity."""
-    return Path(daemon.home()).joinpath(*daemon.CACHE_DIR, "builders")
+    return Path(places.home()).joinpath(*places.CACHE_DIR, "builders")
 
 
 class BuildError(Exception):
@@ -166,22 +167,15 @@ def check_parents(spec: dict, given: list[str]) -> None:
         )
 
 
-def staged(d: desc.Descriptor) -> bool:
-    """Whether ``d``'s manifest is still in its staging registry."""
-    c = reads.client(d.staging_host, d.embedded)
-    try:
-        return c.manifest_digest(d.staging_name, d.digest) is not None
-    except RegistryError as e:
-        raise BuildError(f"staging {d.staging_registry} cannot be reached: {e}") from None
-    finally:
-        c.close()
-
-
-def lost(d: desc.Descriptor) -> str:
-    return (
-        f"staging has lost {d.label()} {d.digest} ({d.staging_ref}); run"
-        " `bazel run //tools/staging -- forget` and build again (it rebuilds what is missing)"
-    )
+def check_inputs(inputs: list[desc.Descriptor]) -> None:
+    """Staging still holds each parent (and the upstream) whole: its manifest and blobs."""
+    for d in inputs:
+        try:
+            check_staged(d)
+        except Lost as e:
+            raise BuildError(str(e)) from None
+        except RegistryError as e:
+            raise BuildError(f"staging {d.staging_registry} cannot be reached: {e}") from None
 
 
 def absent_contexts(spec: dict, root: Path) -> dict[str, Path]:
@@ -285,7 +279,7 @@ def hints(tail: list[str], spec: dict, builder: str = "") -> list[str]:
         out.append(
             f"the upstream image {upstream} cannot be pulled from here: give a mirror that holds"
             " it with --define UPSTREAM_IMAGE=<registry>/<path> (its tag is ROCM_VERSION), and"
-            ' see README "What runs where" for hosts that cannot build the real family'
+            ' see README.md "What runs where" for hosts that cannot build the real family'
         )
     return out
 
@@ -380,9 +374,7 @@ def build(
             resolve(None)  # parents in the embedded registry, which may have been stopped
         except StagingError as e:
             raise BuildError(f"staging: {e}") from None
-    for d in inputs:
-        if not staged(d):
-            raise BuildError(lost(d))
+    check_inputs(inputs)
     phases.done("staging checks")
     files = [args.dockerfile, *args.src]
     builder = resolve_builder(args, spec)
@@ -406,7 +398,7 @@ def build(
     tag = "c-" + key.removeprefix("sha256:")
     claim.add(tags=[f"{name}:{tag}"])
     digest, why = (None, "--no-reuse") if args.no_reuse else reads.hit(staging, name, tag)
-    log_path = daemon.log_file(args.log)
+    log_path = places.log_file(args.log)
     if digest:
         phases.done("staging hit")
         note = reads.hit_note(staging, name, tag, digest, "BuildKit")
@@ -491,7 +483,7 @@ def run_buildx(
             secrets,
             absent_contexts(spec, Path(tmp) / "absent"),
         )
-        log_path = daemon.log_file(args.log) or Path(tmp) / "buildx.log"
+        log_path = places.log_file(args.log) or Path(tmp) / "buildx.log"
         env = dict(builder.env, SOURCE_DATE_EPOCH="0")
         registry_log = embedded.log_offset() if staging.embedded else 0
         phases.done("context")

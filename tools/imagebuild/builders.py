@@ -35,7 +35,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools import daemon, engine
+from tools import engine, places
 
 TIMEOUT_ENV = "ROCM_PYTORCH_BUILDER_TIMEOUT"
 DEFAULT_TIMEOUT = 20.0
@@ -199,7 +199,7 @@ def docker_env(name: str) -> dict[str, str]:
     finds or starts (EngineError when there is none), else ``named_env``."""
     if name == LOCAL:
         return dict(os.environ, **engine.ensure())
-    return named_env(dict(os.environ), daemon.home())
+    return named_env(dict(os.environ), places.home())
 
 
 def named_env(environ: dict[str, str], home: str) -> dict[str, str]:
@@ -220,7 +220,7 @@ def _local_cache_file(env: dict[str, str], cache: Path, limit: float, arch: str)
     answer = engine.get_unix(host.removeprefix("unix://"), "/version", limit)
     if answer is None or answer[0] != 200:
         raise _down("local engine", arch, f"{host} does not answer GET /version")
-    config = Path(env.get("DOCKER_CONFIG") or Path(daemon.home(), ".docker"))
+    config = Path(env.get("DOCKER_CONFIG") or Path(places.home(), ".docker"))
     try:
         current = (config / "buildx" / "current").read_bytes()
     except OSError:
@@ -252,7 +252,7 @@ def _keep(path: Path, b: Builder) -> None:
         return
     kept = {"driver": b.driver, "buildkit": list(b.buildkit), "engine": b.engine}
     try:
-        daemon.write_atomic(path, json.dumps(kept))
+        places.write_atomic(path, json.dumps(kept))
     except OSError:
         pass
 

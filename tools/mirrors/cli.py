@@ -2,7 +2,7 @@
 
 `bazel run //tools/mirrors -- COMMAND` or `python3 -m tools.mirrors COMMAND`.
 The settings file and its keys are described in tools/mirrors/settings.py and
-README "Mirrors"; builds read it when they run, so editing it rebuilds nothing.
+docs/mirrors.md; builds read it when they run, so editing it rebuilds nothing.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import json
 import sys
 import urllib.error
 
-from tools.daemon import user_path
 from tools.mirrors import fetch
 from tools.mirrors import secrets as secrets_mod
 from tools.mirrors import settings as settings_mod
 from tools.mirrors.settings import MirrorError
+from tools.places import user_path
 
 
 class Parser(argparse.ArgumentParser):

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import daemon
+from tools import places
 from tools.mirrors.settings import MirrorError
 
 CA_BUNDLES = (
@@ -118,7 +118,7 @@ def pip_config_files() -> list[Path]:
     env = os.environ.get("PIP_CONFIG_FILE")
     if env == os.devnull:
         return []
-    home = Path(daemon.home())
+    home = Path(places.home())
     xdg = os.environ.get("XDG_CONFIG_DIRS", "/etc/xdg").split(":")
     files = [Path(d) / "pip" / "pip.conf" for d in reversed(xdg)]
     files += [Path("/etc/pip.conf"), home / ".pip/pip.conf", home / ".config/pip/pip.conf"]

@@ -50,7 +50,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools import daemon
+from tools import places
 
 ENV = "ROCM_PYTORCH_MIRRORS"
 CONFIG_DIR = (".config", "rocm-pytorch-images")
@@ -112,7 +112,7 @@ def path() -> Path:
     configured = os.environ.get(ENV)
     if configured:
         return Path(configured).absolute()
-    return Path(daemon.home()).joinpath(*CONFIG_DIR, FILE_NAME)
+    return Path(places.home()).joinpath(*CONFIG_DIR, FILE_NAME)
 
 
 def load(file: Path | None = None) -> Settings:

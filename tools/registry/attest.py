@@ -26,11 +26,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tools.oci.errors import NotFound, RegistryError
+from tools.oci.referrers import EMPTY_CONFIG, Referrers, Subject, encode
 from tools.registry import provenance, sbom
-from tools.registry.errors import NotFound, RegistryError
-from tools.registry.referrers import EMPTY_CONFIG, Referrers, Subject, encode
 from tools.registry.sign import BUNDLE, PublicKey, Signer
-from tools.registry.staged import Clients, lost
+from tools.staging.clients import Clients, lost
 
 if TYPE_CHECKING:
     from tools.registry.plan import PlannedImage

@@ -18,13 +18,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tools import client_env
-from tools.daemon import user_path
+from tools.oci.client import LIMITS, MiB, RegistryClient
+from tools.oci.errors import NotFound, RegistryError, redact
+from tools.oci.reference import split_registry
+from tools.places import user_path
 from tools.registry import verify
-from tools.registry.client import LIMITS, MiB, RegistryClient, split_registry
-from tools.registry.errors import NotFound, RegistryError, redact
 from tools.registry.plan import PlannedImage, left_out, load_plans, planned_image
 from tools.registry.push import Interrupted, Pusher, PushOptions, PushResult, human
-from tools.registry.staged import Clients
+from tools.staging.clients import Clients
 
 CATALOG = Path("images/catalog.toml")
 TAG_FIELDS = ("tag", "digest", "target", "arch", "kind")

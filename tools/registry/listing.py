@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.registry.client import RegistryClient
+from tools.oci.client import RegistryClient
 from tools.tagconf.model import Catalog
 from tools.tagconf.tags import parse_tag
 

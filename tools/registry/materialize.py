@@ -20,14 +20,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tools.registry.errors import NotFound, RegistryError
-from tools.registry.staged import Clients, lost, parallel
+from tools.oci.errors import NotFound, RegistryError
+from tools.oci.media import OCI_INDEX
+from tools.registry.parallel import parallel
+from tools.staging.clients import Clients, lost
 
 if TYPE_CHECKING:
     from tools.registry.plan import PlannedImage
     from tools.staging.descriptor import Descriptor
 
-INDEX_TYPE = "application/vnd.oci.image.index.v1+json"
 REF_NAME = "org.opencontainers.image.ref.name"
 
 
@@ -97,7 +98,7 @@ def write_layout(
     entry: dict = {"mediaType": d.media_type, "digest": d.digest, "size": d.size}
     if ref_name:
         entry["annotations"] = {REF_NAME: ref_name}
-    index = {"schemaVersion": 2, "mediaType": INDEX_TYPE, "manifests": [entry]}
+    index = {"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": [entry]}
     (root / "index.json").write_text(json.dumps(index, indent=2) + "\n")
     (root / "oci-layout").write_text(json.dumps({"imageLayoutVersion": "1.0.0"}) + "\n")
 

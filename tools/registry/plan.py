@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tools.registry.client import split_registry
-from tools.registry.errors import RegistryError
+from tools.oci.errors import RegistryError
+from tools.oci.reference import split_registry
 
 if TYPE_CHECKING:
     from tools.staging.descriptor import Descriptor

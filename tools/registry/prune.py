@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from tools.registry.client import RegistryClient
+from tools.oci.client import RegistryClient
 
 
 @dataclass(frozen=True)

@@ -42,10 +42,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tools.registry.client import RegistryClient
-from tools.registry.errors import BadStatus, NotFound, RegistryError
+from tools.oci.client import RegistryClient
+from tools.oci.errors import BadStatus, NotFound, RegistryError
+from tools.registry.parallel import parallel
 from tools.registry.plan import PlannedImage, check_collisions
-from tools.registry.staged import Clients, Lost, lost, parallel
+from tools.staging.clients import Clients, Lost, lost
 
 if TYPE_CHECKING:
     from tools.staging.descriptor import BlobRef, Descriptor

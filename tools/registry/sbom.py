@@ -23,7 +23,6 @@ twice is a no-op.
 from __future__ import annotations
 
 import email.parser
-import hashlib
 import json
 import re
 import tarfile
@@ -33,8 +32,9 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from urllib.parse import quote
 
-from tools import daemon
-from tools.registry.errors import RegistryError
+from tools import places
+from tools.oci.digest import Digester
+from tools.oci.errors import RegistryError
 
 CYCLONEDX = "application/vnd.cyclonedx+json"
 SPEC_VERSION = "1.6"
@@ -57,7 +57,7 @@ def wanted(path: str) -> bool:
 
 def cache_dir() -> Path:
     """$ROCM_PYTORCH_SBOM_CACHE, else <home>/.cache/rocm-pytorch-images/sbom-layers."""
-    return daemon.state_dir("ROCM_PYTORCH_SBOM_CACHE", "sbom-layers")
+    return places.state_dir("ROCM_PYTORCH_SBOM_CACHE", "sbom-layers")
 
 
 class _Hashing:
@@ -65,7 +65,7 @@ class _Hashing:
 
     def __init__(self, reader) -> None:
         self.reader = reader
-        self.sha = hashlib.sha256()
+        self.sha = Digester()
 
     def read(self, n: int = -1) -> bytes:
         data = self.reader.read(n if n and n > 0 else 1 << 20)
@@ -110,7 +110,7 @@ def scan_layer(reader, media_type: str, digest: str) -> dict:
             pass
     except (tarfile.TarError, OSError, EOFError) as e:
         raise RegistryError(f"layer {digest}: not a readable tar ({e})") from None
-    if "sha256:" + hashing.sha.hexdigest() != digest:
+    if hashing.sha.digest != digest:
         raise RegistryError(f"layer {digest}: content does not match its digest")
     return {"add": add, "delete": delete, "opaque": opaque}
 
@@ -134,7 +134,7 @@ def image_files(
                 layer = scan_layer(reader, media_type, digest)
             read += 1
             if cached:
-                daemon.write_atomic(cached, json.dumps(layer, sort_keys=True))
+                places.write_atomic(cached, json.dumps(layer, sort_keys=True))
         gone = [*layer["delete"], *layer["opaque"]]
         for prefix in gone:
             for path in [p for p in files if p == prefix or p.startswith(prefix + "/")]:

@@ -27,8 +27,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.daemon import user_path
-from tools.registry.errors import RegistryError
+from tools.oci.errors import RegistryError
+from tools.places import user_path
 from tools.registry.provenance import IN_TOTO, STATEMENT
 
 BUNDLE = "application/vnd.dev.sigstore.bundle.v0.3+json"
@@ -61,8 +61,8 @@ def find_cosign() -> str:
         if os.access(place / "cosign", os.X_OK):
             return str(place / "cosign")
     raise SignError(
-        f"cosign not found (PATH, {places[0]}, /usr/bin); run `sudo tools/bootstrap.sh`"
-        " (or tools/install_cosign.sh), or set ROCM_PYTORCH_COSIGN"
+        f"cosign not found (PATH, {places[0]}, /usr/bin); run tools/bootstrap.sh as root"
+        " (or with sudo; or tools/install_cosign.sh), or set ROCM_PYTORCH_COSIGN"
     )
 
 

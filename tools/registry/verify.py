@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from tools.registry.errors import RegistryError
+from tools.oci.errors import RegistryError
 
 
 def add_push_arguments(push: argparse.ArgumentParser) -> None:
@@ -63,7 +63,7 @@ def add_parser(sub, connection_args: Callable, user_path: Callable) -> None:
 
 def parse_ref(ref: str) -> tuple[str, str, str]:
     """`HOST[:PORT]/NAME[:TAG|@DIGEST]` -> (host, name, tag or digest)."""
-    from tools.registry.client import split_registry
+    from tools.oci.reference import split_registry
 
     host, path = split_registry(ref)
     if "@" in path:

@@ -2,5 +2,5 @@
 
 standin.py (configuration, lock, mmdebstrap command), lock.py (`bazel run
 //images/rehearsal:lock`), upstream.py (the UpstreamBuild action), layout.py
-(AMD's layout, an mmdebstrap hook). README "Rehearsal".
+(AMD's layout, an mmdebstrap hook). docs/rehearsal.md.
 """

@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools import daemon
+from tools import places
 from tools.dockerfile import model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -137,7 +137,7 @@ def measure(dockerfiles: list[Path], logs: list[str]) -> Coverage:
 
 
 def default_logs() -> list[Path]:
-    return sorted(Path(daemon.home()).joinpath(*daemon.CACHE_DIR, *LOGS).glob("*.log"))
+    return sorted(Path(places.home()).joinpath(*places.CACHE_DIR, *LOGS).glob("*.log"))
 
 
 def main(argv: list[str] | None = None) -> int:

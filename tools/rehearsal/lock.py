@@ -34,7 +34,7 @@ def mirror_uri(resolved: mirrors.Resolved) -> str:
     raise StandInError(
         f"the mirror settings map no mirror to the stand-in's archive {mirrors.STANDIN_ARCHIVE}"
         f" ({'; '.join(resolved.notes) or 'the settings file overrides it'}); map it in"
-        ' [apt.rewrite] to a Debian mirror (README "Mirrors")'
+        " [apt.rewrite] to a Debian mirror (docs/mirrors.md)"
     )
 
 

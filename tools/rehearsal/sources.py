@@ -38,7 +38,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import daemon
+from tools import daemon, places
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "images" / "rehearsal" / "sources.toml"
@@ -253,7 +253,7 @@ class Paths:
 
 
 def paths() -> Paths:
-    return Paths(daemon.state_dir(DIR_ENV, "sources"))
+    return Paths(places.state_dir(DIR_ENV, "sources"))
 
 
 def rewrite(port: int) -> tuple[str, str]:
@@ -302,8 +302,8 @@ def _build_all(p: Paths, sources: list[Source], want: str) -> None:
         shutil.rmtree(p.root)
     p.root.mkdir(parents=True)
     commits = build(sources, p.root)
-    daemon.write_atomic(p.built, want + "\n")
-    daemon.write_atomic(
+    places.write_atomic(p.built, want + "\n")
+    places.write_atomic(
         p.dir / "commits", "".join(f"{n} {c}\n" for n, c in sorted(commits.items()))
     )
 
@@ -324,8 +324,8 @@ def _serve(p: Paths, port: int) -> int:
         str(p.root),
     ]
     pid = daemon.spawn(argv, p.log, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"})
-    daemon.write_atomic(p.pid, f"{pid}\n")
-    daemon.write_atomic(p.port, f"{port}\n")
+    places.write_atomic(p.pid, f"{pid}\n")
+    places.write_atomic(p.port, f"{port}\n")
     try:
         died = daemon.wait_ready(
             lambda: _serves(port),
@@ -386,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
             line = f'"{original}" = "{mirror}"'
             print(f"sources: serving {p.root} on 127.0.0.1:{port}", file=sys.stderr)
             if args.mirrors:
-                daemon.write_atomic(
+                places.write_atomic(
                     args.mirrors,
                     "# the rehearsal's stand-in sources (python3 -m tools.rehearsal.sources)\n"
                     f"[git.rewrite]\n{line}\n",

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import io
 import json
 import subprocess
@@ -29,10 +28,11 @@ from pathlib import Path
 
 from compression import zstd
 
-from tools import client_env, daemon, mirrors
+from tools import client_env, mirrors, places
 from tools.mirrors import fetch
-from tools.registry.client import RegistryClient
-from tools.registry.errors import RegistryError
+from tools.oci.client import RegistryClient
+from tools.oci.digest import Digester, digest_of
+from tools.oci.errors import RegistryError
 from tools.rehearsal import lock as lock_mod
 from tools.rehearsal import standin
 from tools.rehearsal.standin import StandInError
@@ -77,15 +77,15 @@ def mmdebstrap_version() -> str:
 
 
 def content_key(*parts: bytes) -> str:
-    h = hashlib.sha256()
+    h = Digester()
     for part in parts:
         h.update(len(part).to_bytes(8, "big") + part)
-    return "sha256:" + h.hexdigest()
+    return h.digest
 
 
 def pack(stream, out: Path) -> tuple[str, str, int, int]:
     """zstd-compress the tar ``stream`` into ``out``; (diff_id, digest, tar bytes, blob bytes)."""
-    raw, blob = hashlib.sha256(), hashlib.sha256()
+    raw, blob = Digester(), Digester()
     compressor = zstd.ZstdCompressor(
         options={
             zstd.CompressionParameter.compression_level: ZSTD_LEVEL,
@@ -105,7 +105,7 @@ def pack(stream, out: Path) -> tuple[str, str, int, int]:
         blob.update(data)
         blob_size += len(data)
         f.write(data)
-    return "sha256:" + raw.hexdigest(), "sha256:" + blob.hexdigest(), raw_size, blob_size
+    return raw.digest, blob.digest, raw_size, blob_size
 
 
 def image_config(diff_id: str, lock: standin.Lock, rocm_version: str, tool: str) -> bytes:
@@ -137,7 +137,7 @@ def manifest(config: bytes, digest: str, size: int) -> bytes:
     body = {
         "schemaVersion": 2,
         "mediaType": MANIFEST,
-        "config": {"mediaType": CONFIG, "digest": desc.digest_of(config), "size": len(config)},
+        "config": {"mediaType": CONFIG, "digest": digest_of(config), "size": len(config)},
         "layers": [{"mediaType": LAYER, "digest": digest, "size": size}],
     }
     return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
@@ -211,7 +211,7 @@ def run(args: argparse.Namespace) -> str:
             note = reads.hit_note(staging, name, tag, digest, "mmdebstrap")
             print(f"upstream: {note}", file=sys.stderr, flush=True)
             if args.log:
-                daemon.log_file(args.log).write_text(f"# {note}\n")
+                places.log_file(args.log).write_text(f"# {note}\n")
             return note
         with tempfile.TemporaryDirectory(prefix="rehearsal-upstream-") as tmp_text:
             tmp = Path(tmp_text)
@@ -231,7 +231,7 @@ def run(args: argparse.Namespace) -> str:
                 aptopts=fetch.apt_options(resolved),
                 hooks=[hook],
             )
-            log = daemon.log_file(args.log) or tmp / "mmdebstrap.log"
+            log = places.log_file(args.log) or tmp / "mmdebstrap.log"
             blob = tmp / "layer.tar.zst"
             with log.open("w") as log_file:
                 log_file.write(f"# rehearsal stand-in upstream, ROCm {release}, from {mirror}\n")
@@ -264,7 +264,7 @@ def run(args: argparse.Namespace) -> str:
                 client.upload_blob(name, digest, blob, size)
                 client.upload(
                     name,
-                    desc.digest_of(config_bytes),
+                    digest_of(config_bytes),
                     len(config_bytes),
                     lambda: contextlib.nullcontext(io.BytesIO(config_bytes)),
                 )
@@ -282,7 +282,7 @@ def run(args: argparse.Namespace) -> str:
                     f" (zstd {ZSTD_LEVEL}); mmdebstrap + layout + pack {built - start:.1f}s,"
                     f" push {pushed - built:.1f}s\n"
                 )
-        write_descriptor(desc.digest_of(body), MANIFEST, body, json.loads(config_bytes))
+        write_descriptor(digest_of(body), MANIFEST, body, json.loads(config_bytes))
     return f"{raw_size / 2**30:.2f} GiB root file system, {size / 2**30:.2f} GiB layer"
 
 

@@ -9,10 +9,15 @@ registry that every builder can reach). ``resolve`` turns that value into a
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from tools.oci.reference import component_ok, name_ok, port_ok, split_host
 from tools.staging.errors import StagingError, UnreachableError
+
+if TYPE_CHECKING:
+    from tools.oci.client import RegistryClient
+    from tools.staging.loopback import LoopbackClient
 
 __all__ = [
     "EMBEDDED",
@@ -27,10 +32,6 @@ __all__ = [
 EMBEDDED = "embedded"
 EMBEDDED_PREFIX = "staging"
 
-# The OCI distribution reference grammar (distribution/reference/regexp.go).
-_PATH_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*")
-_DOMAIN_COMPONENT = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?")
-_IPV6 = re.compile(r"\[[0-9A-Fa-f:.]+\]")
 _EXAMPLE = "e.g. registry.example.com/rocm-pytorch-staging"
 
 
@@ -63,6 +64,18 @@ class Staging:
             "staging_instance": self.instance,
         }
 
+    def client(self) -> RegistryClient | LoopbackClient:
+        """A client for this registry, the caller's to close: the embedded registry's own
+        small one (no httpx to import: tools/staging/loopback.py), else the OCI client
+        (TLS, auth from the docker config, retries)."""
+        if self.embedded:
+            from tools.staging.loopback import LoopbackClient
+
+            return LoopbackClient(self.host)
+        from tools.oci.client import RegistryClient
+
+        return RegistryClient(self.host, retries=3, backoff=0.5)
+
     @property
     def instance(self) -> str:
         """The embedded registry's state dir identity (``embedded.instance_id``); '' if shared."""
@@ -91,9 +104,10 @@ def resolve(value: str | None, *, start: bool = True) -> Staging:
 def parse(value: str) -> str:
     """Validate a shared staging registry `HOST[:PORT]/PREFIX`; return it without a trailing /.
 
-    The prefix is required and follows the OCI reference grammar (lowercase
-    path components); no scheme (loopback hosts get HTTP, the others HTTPS),
-    no credentials (they come from the docker config), no tag or digest.
+    The prefix is required and follows the OCI reference grammar
+    (tools/oci/reference.py: lowercase path components); no scheme (loopback
+    hosts get HTTP, the others HTTPS), no credentials (they come from the
+    docker config), no tag or digest.
     """
     where = f"staging registry {value!r}"
     text = value.strip().rstrip("/")
@@ -118,7 +132,7 @@ def parse(value: str) -> str:
             f"{where} has a tag or digest; name only the repository prefix ({_EXAMPLE})"
         )
     for component in prefix.split("/"):
-        if not _PATH_COMPONENT.fullmatch(component):
+        if not component_ok(component):
             raise StagingError(
                 f"{where}: prefix component {component!r} is not a valid repository path"
                 " (lowercase letters, digits, and . _ __ - between them); fix the prefix"
@@ -128,18 +142,15 @@ def parse(value: str) -> str:
 
 
 def _check_host(host: str, where: str) -> None:
-    name, _, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
-    if not name:  # no port
-        name, port = host, ""
-    if port and not (port.isdigit() and 0 < int(port) < 65536):
+    name, port = split_host(host)
+    if port is not None and not port_ok(port):
         raise StagingError(f"{where}: port {port!r} is not a number 1-65535; fix the port")
-    if _IPV6.fullmatch(name):
-        return
-    if not all(_DOMAIN_COMPONENT.fullmatch(c) for c in name.split(".")):
+    if not name_ok(name):
         raise StagingError(
             f"{where}: {name!r} is not a host name; write HOST[:PORT]/PREFIX ({_EXAMPLE})"
         )
-    if "." not in name and not port and name != "localhost":
+    docker_hub = "." not in name and not name.startswith("[") and name != "localhost"
+    if docker_hub and port is None:
         raise StagingError(
             f"{where}: {name!r} is not a registry host (docker would read it as a Docker Hub"
             f" namespace); give a host with a dot or a port ({_EXAMPLE})"

@@ -11,7 +11,7 @@ import os
 import sys
 from collections import Counter
 
-from tools.daemon import user_path
+from tools.places import user_path
 from tools.staging import EMBEDDED, Staging, embedded, forget, gc, parse, remote, resolve, scan
 from tools.staging.errors import StagingError, UnreachableError
 

@@ -32,10 +32,12 @@ versions; they are part of the content key.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tools.oci.digest import digest_of
+from tools.staging import Staging
 
 SCHEMA = 1
 
@@ -81,6 +83,11 @@ class Descriptor:
     @property
     def staging_host(self) -> str:
         return self.staging_registry.split("/", 1)[0]
+
+    @property
+    def staging(self) -> Staging:
+        """The staging registry that holds the image."""
+        return Staging(self.staging_registry, self.embedded)
 
     @property
     def staging_ref(self) -> str:
@@ -147,10 +154,6 @@ class Descriptor:
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
-
-
-def digest_of(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def from_json(data: dict, path: Path | None = None) -> Descriptor:

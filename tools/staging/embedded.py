@@ -18,8 +18,9 @@ itself: the first start takes ``$ROCM_PYTORCH_STAGING_PORT``, else the first
 free port of 5480-5579, and records it. ``$ROCM_PYTORCH_STAGING_PORT`` also
 moves a stopped registry to another port.
 
-The registry is started detached (tools/daemon.py: own session, nobody's
-child, stdio to the log), so it outlives the command that started it;
+The registry is started detached (tools/registryd.py, tools/daemon.py: own
+session, nobody's child, stdio to the log), so it outlives the command that
+started it;
 ``stop`` ends it. Inside a Bazel action or test nothing outlives the spawn
 (see tools/daemon.py): a registry a build starts there ends with that action,
 and the next one that needs it starts it again. ``bazel run //tools/staging
@@ -34,11 +35,10 @@ import secrets
 import shutil
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import daemon
+from tools import daemon, places, registryd
 from tools.staging.errors import StagingError
 
 DEFAULT_PORT = 5480
@@ -46,10 +46,7 @@ LAST_PORT = 5579
 PORT_ENV = "ROCM_PYTORCH_STAGING_PORT"
 DIR_ENV = "ROCM_PYTORCH_STAGING_DIR"
 BIN_ENV = "ROCM_PYTORCH_REGISTRY_BIN"
-START_TIMEOUT = 20.0
-STOP_TIMEOUT = 10.0
 PORT_RELEASE_WAIT = 3.0
-LOG_ROTATE_BYTES = 10 << 20
 LOG_TAIL = 20
 
 
@@ -89,6 +86,19 @@ class Paths:
     def instance(self) -> Path:
         return self.root / "instance"
 
+    @property
+    def registry(self) -> registryd.Registry:
+        """The registry process these files belong to (start, probe, stop)."""
+        return registryd.Registry(
+            what="the staging registry",
+            owner="tools/staging",
+            config=self.config,
+            pid_file=self.pid,
+            port_file=self.port,
+            log=self.log,
+            error=StagingError,
+        )
+
 
 def instance_id(p: Paths | None = None) -> str:
     """This state dir's identity (made once, kept): descriptors record it, so a push can tell
@@ -98,13 +108,13 @@ def instance_id(p: Paths | None = None) -> str:
     try:
         return p.instance.read_text().strip()
     except FileNotFoundError:
-        daemon.write_atomic(p.instance, secrets.token_hex(8) + "\n")
+        places.write_atomic(p.instance, secrets.token_hex(8) + "\n")
         return p.instance.read_text().strip()
 
 
 def state_dir() -> Path:
     """$ROCM_PYTORCH_STAGING_DIR, else <home>/.cache/rocm-pytorch-images/staging (passwd home)."""
-    return daemon.state_dir(DIR_ENV, "staging")
+    return places.state_dir(DIR_ENV, "staging")
 
 
 def paths() -> Paths:
@@ -126,7 +136,7 @@ def ensure_running() -> int:
     Idempotent and safe to call from many processes at once.
     """
     p = paths()
-    return daemon.start_once(p.lock, lambda: _answering(p), lambda: _start_scoped(p))
+    return daemon.start_once(p.lock, p.registry.serving, lambda: _start_scoped(p))
 
 
 def _start_scoped(p: Paths) -> int:
@@ -153,14 +163,14 @@ def stop() -> int | None:
     """Stop the registry (TERM, then KILL after a timeout); the pid it had, or None."""
     p = paths()
     with locked(p):
-        return _stop(p)
+        return p.registry.stop()
 
 
 def status() -> dict:
     """What the embedded registry is doing and holds (reads files; starts nothing)."""
     p = paths()
-    pid, port = daemon.running(p.pid, p.config), daemon.read_int(p.port)
-    running = bool(pid and port and daemon.registry_answers(port))
+    pid, port = p.registry.pid(), daemon.read_int(p.port)
+    running = bool(pid and port and registryd.answers(port))
     repos = list_repositories(p)
     return {
         "registry": f"127.0.0.1:{port or current_port()}/staging",
@@ -221,8 +231,8 @@ def collect_garbage(p: Paths, *, delete_untagged: bool) -> None:
     if not daemon.read_int(p.port) or not p.data.is_dir():
         return  # never started: nothing to collect
     cmd = [registry_binary(), "garbage-collect", str(p.config)]
-    _stop(p)
-    _write_config(p, daemon.read_int(p.port))
+    p.registry.stop()
+    p.registry.write_config(daemon.read_int(p.port))
     if delete_untagged:
         cmd.insert(2, "--delete-untagged")
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -232,7 +242,7 @@ def collect_garbage(p: Paths, *, delete_untagged: bool) -> None:
             f"`{' '.join(cmd)}` failed (exit {proc.returncode}); the registry is"
             " stopped (the next build or `start` starts it); its output:\n" + "\n".join(tail)
         )
-    _start_fresh(p, move=False)  # _stop above: nothing answers
+    _start_fresh(p, move=False)  # stopped above: nothing answers
 
 
 def registry_binary() -> str:
@@ -294,23 +304,14 @@ def list_tags(p: Paths, repository: str) -> dict[str, tuple[str, float]]:
 # -- lifecycle (callers hold the lock) ----------------------------------------
 
 
-def _answering(p: Paths) -> int | None:
-    """The port of the running registry when it answers, else None."""
-    port = daemon.registry_port(p.pid, p.config, p.port)
-    if port:
-        _trim_log(p)
-    return port
-
-
 def _start_fresh(p: Paths, *, move: bool = True) -> int:
     """Start it, ending a wedged one first; ``move``: it may take $ROCM_PYTORCH_STAGING_PORT."""
-    _stop(p)  # ours but not answering: wedged
+    p.registry.stop()  # ours but not answering: wedged
     port, scanned = _choose_port(p, move=move)
     binary = registry_binary()
-    p.data.mkdir(parents=True, exist_ok=True)
     while True:
         try:
-            _start(p, binary, port)
+            p.registry.start([binary], port)
             return port
         except StagingError:
             # A scanned port another user's staging took between our check and
@@ -318,52 +319,6 @@ def _start_fresh(p: Paths, *, move: bool = True) -> int:
             if not scanned or daemon.port_free(port):
                 raise
             port = _first_free(port + 1)
-
-
-def _start(p: Paths, binary: str, port: int) -> None:
-    _write_config(p, port)
-    p.port.write_text(f"{port}\n")
-    _trim_log(p)
-    try:
-        pid = daemon.spawn([binary, "serve", str(p.config)], p.log)
-    except OSError as e:
-        raise StagingError(f"{e}; see {p.log}") from None
-    p.pid.write_text(f"{pid}\n")
-    _wait_ready(p, pid, port)
-
-
-def _stop(p: Paths) -> int | None:
-    stopped = daemon.running(p.pid, p.config)
-    if stopped:
-        _terminate(stopped)
-    p.pid.unlink(missing_ok=True)
-    return stopped
-
-
-def _terminate(pid: int) -> None:
-    daemon.terminate(pid, STOP_TIMEOUT, kill_wait=5.0, error=StagingError, what="registry pid")
-
-
-def _wait_ready(p: Paths, pid: int, port: int) -> None:
-    try:
-        died = daemon.wait_ready(
-            lambda: daemon.registry_answers(port),
-            lambda: None if daemon.alive(pid) else "exited",
-            time.monotonic() + START_TIMEOUT,
-        )
-    except TimeoutError:
-        _terminate(pid)
-        p.pid.unlink(missing_ok=True)
-        raise StagingError(
-            f"the staging registry did not answer on 127.0.0.1:{port} within"
-            f" {START_TIMEOUT:.0f} s; see its log ({p.log}):\n{_log_tail(p)}"
-        ) from None
-    if died:
-        p.pid.unlink(missing_ok=True)
-        raise StagingError(
-            f"the staging registry exited at start (port {port});"
-            f" fix what its log says ({p.log}):\n{_log_tail(p)}"
-        )
 
 
 def _choose_port(p: Paths, *, move: bool = True) -> tuple[int, bool]:
@@ -379,9 +334,9 @@ def _choose_port(p: Paths, *, move: bool = True) -> tuple[int, bool]:
 
 
 def _first_free(start: int) -> int:
-    for candidate in range(start, LAST_PORT + 1):
-        if daemon.port_free(candidate):
-            return candidate
+    port = registryd.first_free(range(start, LAST_PORT + 1))
+    if port:
+        return port
     raise StagingError(
         f"no free port in {DEFAULT_PORT}-{LAST_PORT} for the staging registry;"
         f" set {PORT_ENV} to a free port"
@@ -408,44 +363,6 @@ def _env_port() -> int | None:
     return int(text)
 
 
-def _write_config(p: Paths, port: int) -> None:
-    config = "\n".join(
-        [
-            "# written by tools/staging on every start: edits are lost",
-            "version: 0.1",
-            "log:",
-            "  level: warn",
-            "  accesslog: {disabled: true}",
-            "storage:",
-            f"  filesystem: {{rootdirectory: {p.data}}}",
-            "  delete: {enabled: true}",
-            "  maintenance:",
-            "    uploadpurging: {enabled: true, age: 24h, interval: 6h, dryrun: false}",
-            "http:",
-            f"  addr: 127.0.0.1:{port}",
-            f"  secret: {secrets.token_hex(16)}",
-            "",
-        ]
-    )
-    # 0600: it holds the registry's HTTP secret
-    daemon.write_atomic(p.config, config, 0o600)
-
-
-def _trim_log(p: Paths) -> None:
-    """Keep the log bounded: past the limit, move its text to registry.log.1 and empty it.
-
-    The registry appends (O_APPEND), so truncating in place is safe while it runs.
-    """
-    with contextlib.suppress(OSError):
-        if p.log.stat().st_size > LOG_ROTATE_BYTES:
-            shutil.copyfile(p.log, p.log.with_suffix(".log.1"))
-            os.truncate(p.log, 0)
-
-
-def _log_tail(p: Paths) -> str:
-    return daemon.tail(p.log, LOG_TAIL)
-
-
 # -- processes and ports ---------------------------------------------------------
 
 
@@ -465,6 +382,6 @@ def _port_holder(port: int) -> str:
                     if os.readlink(fd) in inodes:
                         cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").strip()
                         return f"pid {proc.name} ({cmd.decode(errors='replace')[:120]})"
-    if daemon.registry_answers(port):
+    if registryd.answers(port):
         return "a Docker registry that is not this staging's"
     return "another process (not visible to this user)"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from tools.staging import embedded, remote, scan
 
 if TYPE_CHECKING:
-    from tools.registry.client import RegistryClient
+    from tools.oci.client import RegistryClient
 
 
 def lost(found: Iterable[scan.Found], *, insecure: bool = False) -> list[scan.Found]:

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 from tools.staging import Staging, embedded, lease, remote, scan
 
 if TYPE_CHECKING:
-    from tools.registry.client import RegistryClient
+    from tools.oci.client import RegistryClient
 
 DEFAULT_KEEP = 3
 DEFAULT_MAX_AGE = 14 * 86400.0
@@ -221,7 +221,7 @@ def run(
             return report
         if held:
             report.notes.append(
-                f"{len(held)} running build(s) use staging ({lease.describe(held)}): the"
+                f"{len(held)} running build(s) use staging ({describe_held(held)}): the"
                 " registry was not restarted, so the disk of what was deleted is freed by the"
                 " next gc while no build runs"
             )
@@ -249,6 +249,14 @@ def parse_age(text: str) -> float:
     if number < 0:
         raise ValueError(text)
     return number * _UNITS[unit]
+
+
+def describe_held(held: Iterable[lease.Held], now: float | None = None) -> str:
+    """`pid 123 (pytorch (gfx950), 5m)`, … for messages."""
+    now = time.time() if now is None else now
+    return ", ".join(
+        f"pid {h.pid} ({h.what}, {format_age(max(0.0, now - h.started))})" for h in held
+    )
 
 
 def format_age(seconds: float) -> str:

@@ -147,13 +147,3 @@ def _read(f) -> Held | None:
         )
     except (ValueError, KeyError, TypeError):
         return None
-
-
-def describe(held: Iterable[Held], now: float | None = None) -> str:
-    """`pid 123 (pytorch (gfx950), 5m)`, … for messages."""
-    from tools.staging.gc import format_age
-
-    now = time.time() if now is None else now
-    return ", ".join(
-        f"pid {h.pid} ({h.what}, {format_age(max(0.0, now - h.started))})" for h in held
-    )

@@ -4,7 +4,7 @@ The embedded registry (tools/staging/embedded.py) is ours: plain HTTP on
 127.0.0.1, no credentials, no redirects. An image build asks it three
 things: is each parent's manifest still there (HEAD), is an image of this
 content key already staged, whole (HEAD: its tag, its blobs), and, after the
-build, the new manifest and its config (GET). tools/registry's client does the same
+build, the new manifest and its config (GET). tools/oci's client does the same
 through httpx, whose import and TLS setup cost 0.2-0.4 s per process, more
 than these requests themselves; every ImageBuild action paid it. A shared
 staging registry (TLS, tokens, retries) still goes through that client.
@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import http.client
 
-from tools.registry.client import MANIFEST_TYPES, manifest_checked
-from tools.registry.errors import RegistryError
-from tools.staging.descriptor import digest_of
+from tools.oci.client import manifest_checked
+from tools.oci.digest import digest_of
+from tools.oci.errors import RegistryError
+from tools.oci.media import MANIFEST_TYPES
 
 
 class LoopbackClient:

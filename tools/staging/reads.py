@@ -1,5 +1,4 @@
-"""What builds read from staging: the client for a staging host, staging hits, an image
-read back whole.
+"""What builds read from staging: staging hits, an image read back whole.
 
 Image builds (tools/imagebuild) and the rehearsal's stand-in upstream
 (tools/rehearsal) both push into staging under ``c-<content key>`` and read
@@ -10,20 +9,9 @@ from __future__ import annotations
 
 import json
 
-from tools.registry.client import RegistryClient
-from tools.registry.errors import RegistryError
+from tools.oci.digest import digest_of
+from tools.oci.errors import RegistryError
 from tools.staging import Staging
-from tools.staging.descriptor import digest_of
-from tools.staging.loopback import LoopbackClient
-
-
-def client(host: str, embedded: bool) -> RegistryClient | LoopbackClient:
-    """A client for a staging host: the embedded registry's own small one (no httpx to
-    import: tools/staging/loopback.py), else tools/registry's (TLS, auth from the docker
-    config, retries)."""
-    if embedded:
-        return LoopbackClient(host)
-    return RegistryClient(host, retries=3, backoff=0.5)
 
 
 def hit(staging: Staging, name: str, tag: str) -> tuple[str | None, str]:
@@ -34,7 +22,7 @@ def hit(staging: Staging, name: str, tag: str) -> tuple[str | None, str]:
     cache one level down: what a clean output base, a new runner or another
     checkout on the same staging would otherwise build again.
     """
-    c = client(staging.host, staging.embedded)
+    c = staging.client()
     try:
         digest = c.manifest_digest(name, tag)
         if digest is None:
@@ -61,7 +49,7 @@ def fetch(staging: Staging, name: str, digest: str) -> tuple[bytes, str, dict]:
 
     Raises RegistryError naming the host."""
     host = staging.host
-    c = client(host, staging.embedded)
+    c = staging.client()
     try:
         manifest, content_type, _ = c.get_manifest(name, digest)
         if digest_of(manifest) != digest:

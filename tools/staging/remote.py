@@ -1,4 +1,4 @@
-"""Staging's calls to a registry: tools/registry's RegistryClient, with staging's errors.
+"""Staging's calls to a registry: tools/oci's RegistryClient, with staging's errors.
 
 Plain HTTP on loopback (and with ``insecure``), HTTPS elsewhere; credentials
 from the docker config, as for the push tool. No retries: a staging registry
@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from tools.registry.errors import BadStatus, RegistryError, Unreachable
+from tools.oci.errors import BadStatus, RegistryError, Unreachable
 from tools.staging.errors import StagingError, UnreachableError
 
 if TYPE_CHECKING:
-    from tools.registry.client import RegistryClient
+    from tools.oci.client import RegistryClient
 
 TIMEOUT = 30.0
 
@@ -43,7 +43,7 @@ def connect(host: str, *, insecure: bool = False) -> Iterator[RegistryClient]:
     RegistryErrors that leave the block are translated (see ``translated``).
     """
     try:
-        from tools.registry.client import RegistryClient
+        from tools.oci.client import RegistryClient
     except ImportError as e:
         raise StagingError(
             f"the Python package {e.name} is missing; run through Bazel"

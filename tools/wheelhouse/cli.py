@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from tools.registry.errors import RegistryError
+from tools.oci.errors import RegistryError
 from tools.tagconf import catalog as catalog_mod
 from tools.tagconf.errors import TagconfError, nearest
 from tools.tagconf.model import Catalog
@@ -185,7 +185,7 @@ def run(args) -> int:
         log=_log,
     )
     try:
-        try:  # httpx and tenacity: only needed to talk to a registry
+        try:  # httpx: only needed to talk to a registry
             if from_staging:
                 from tools.wheelhouse.staged import StagingSource
             else:

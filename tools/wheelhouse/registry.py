@@ -9,25 +9,18 @@ checked; transient failures are retried like the push tool's.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from contextlib import contextmanager
 from pathlib import Path
 
-from tools.registry.client import MANIFEST_TYPES, RegistryClient, split_registry
-from tools.registry.errors import RegistryError
+from tools.oci.client import RegistryClient
+from tools.oci.digest import digest_of
+from tools.oci.errors import RegistryError
+from tools.oci.media import INDEX_TYPES, MANIFEST_TYPES
+from tools.oci.reference import split_registry
 from tools.tagconf.model import Catalog
 from tools.wheelhouse.errors import WheelhouseError
 from tools.wheelhouse.model import WheelImage, identify
-
-INDEX_TYPES = (
-    "application/vnd.oci.image.index.v1+json",
-    "application/vnd.docker.distribution.manifest.list.v2+json",
-)
-
-
-def _sha256(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 class RegistrySource:
@@ -68,7 +61,7 @@ class RegistrySource:
                 " arch=...), or pick other tags with --tag / --set",
             )
         self.client.check(r, f"GET {ref}", (200,))
-        digest = _sha256(r.content)
+        digest = digest_of(r.content)
         header = r.headers.get("Docker-Content-Digest")
         if header and header != digest:
             raise RegistryError(f"{ref}: manifest does not match its digest {header}")

@@ -19,11 +19,11 @@ from collections.abc import Iterable
 from contextlib import contextmanager
 from pathlib import Path
 
-from tools.registry.client import RegistryClient
-from tools.registry.errors import RegistryError
-from tools.registry.staged import FORGET, Clients
+from tools.oci.client import RegistryClient
+from tools.oci.errors import RegistryError
 from tools.staging import StagingError, UnreachableError, resolve
 from tools.staging import descriptor as desc
+from tools.staging.clients import FORGET, Clients, Lost, check_staged
 from tools.tagconf.model import Catalog
 from tools.wheelhouse.errors import WheelhouseError
 from tools.wheelhouse.model import WheelImage, identify
@@ -129,7 +129,7 @@ def _start_embedded() -> str:
 class StagingSource:
     """Images of descriptors, their layers read from the staging registries they name.
 
-    ``options`` are those of tools.registry.staged.Clients (insecure, ca_file,
+    ``options`` are those of tools.staging.clients.Clients (insecure, ca_file,
     retries, backoff, log).
     """
 
@@ -202,11 +202,9 @@ class StagingSource:
             d = self._descriptors[image.origin]
             c = self.client(d)
             try:
-                if c.manifest_digest(d.staging_name, d.digest) is None:
-                    raise self._lost(d)
-                for blob in d.blobs:
-                    if not c.blob_exists(d.staging_name, blob.digest):
-                        raise self._lost(d, f"blob {blob.digest}")
+                check_staged(d, c)
+            except Lost as e:
+                raise self._lost(d, f"blob {e.blob}" if e.blob else "") from None
             except RegistryError as e:
                 raise self._unreachable(d, e) from None
 

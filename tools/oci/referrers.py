@@ -20,13 +20,11 @@ import io
 import json
 from dataclasses import dataclass, field
 
-from tools.registry.client import RegistryClient
-from tools.registry.errors import RegistryError
-from tools.staging.descriptor import digest_of
+from tools.oci.client import RegistryClient
+from tools.oci.digest import digest_of
+from tools.oci.errors import RegistryError
+from tools.oci.media import EMPTY_CONFIG, OCI_INDEX, OCI_MANIFEST
 
-OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
-OCI_INDEX = "application/vnd.oci.image.index.v1+json"
-EMPTY_CONFIG = "application/vnd.oci.empty.v1+json"
 EMPTY = b"{}"
 EMPTY_DIGEST = digest_of(EMPTY)
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import httpx
 
-from tools.registry.errors import RegistryError
+from tools.oci.errors import RegistryError
 
 _PARAM = re.compile(r'(\w+)="([^"]*)"')
 _REPOSITORY = re.compile(r"/v2/(.+?)/(?:blobs|manifests|tags)/")

@@ -1,4 +1,4 @@
-"""Errors the registry tool reports to a user (one line, no traceback, no secret)."""
+"""Errors of talking to a registry, as the tools report them (one line, no traceback, no secret)."""
 
 from __future__ import annotations
 

@@ -13,12 +13,12 @@ reports, and a streamed source GET from where it stopped (`Range`). One
 client may serve several threads (the counters are locked).
 
 httpx is imported when a client is made, not with this module: commands
-that only parse registry strings (`plan`, `--help`) start fast.
+that only parse registry strings (`plan`, `--help`; tools/oci/reference.py)
+start fast.
 """
 
 from __future__ import annotations
 
-import hashlib
 import ipaddress
 import json
 import re
@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, TypeVar
 from urllib.parse import urljoin, urlsplit
 
-from tools.registry.errors import (
+from tools.oci.digest import Digester, digest_of
+from tools.oci.errors import (
     BadStatus,
     Dropped,
     NotFound,
@@ -40,20 +41,14 @@ from tools.registry.errors import (
     Transient,
     Unreachable,
 )
+from tools.oci.media import MANIFEST_TYPES
+from tools.oci.reference import split_registry
 
 if TYPE_CHECKING:
     import httpx
 
 T = TypeVar("T")
 
-MANIFEST_TYPES = ", ".join(
-    [
-        "application/vnd.oci.image.manifest.v1+json",
-        "application/vnd.oci.image.index.v1+json",
-        "application/vnd.docker.distribution.manifest.v2+json",
-        "application/vnd.docker.distribution.manifest.list.v2+json",
-    ]
-)
 MiB = 1 << 20
 CHUNK = MiB  # bytes read and sent at a time: memory stays a few of these per blob
 _TLS_ON_PLAIN = ("WRONG_VERSION_NUMBER", "record layer failure", "packet length too long")
@@ -82,32 +77,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
-
-
-def split_registry(registry: str) -> tuple[str, str]:
-    """'[https://]host:port/ns/sub' -> ('[https://]host:port', 'ns/sub').
-
-    An explicit `https://` or `http://` prefix stays on the host and forces
-    that scheme (`https://127.0.0.1:5000` for a loopback registry with TLS).
-    Credentials (`user:password@host`) are refused: they belong in the
-    docker config.
-    """
-    scheme, sep, rest = registry.strip("/").rpartition("://")
-    if sep and scheme not in ("http", "https"):
-        raise RegistryError(f"registry {registry!r}: scheme must be http:// or https://")
-    host, _, namespace = rest.partition("/")
-    if "@" in host:
-        userinfo, _, bare = host.rpartition("@")
-        user, colon, _ = userinfo.partition(":")
-        shown = f"{scheme}{sep}{f'{user}:***' if colon else '***'}@{bare}"
-        raise RegistryError(
-            f"registry '{shown}{'/' if namespace else ''}{namespace}': credentials do not"
-            f" belong in the registry; run `docker login {bare}` (they go in"
-            " $DOCKER_CONFIG/config.json)"
-        )
-    if not host:
-        raise RegistryError(f"registry {registry!r}: want [https://]HOST[:PORT][/NAMESPACE]")
-    return (f"{scheme}://{host}" if sep else host), namespace
 
 
 def _show(url: str) -> str:
@@ -188,7 +157,7 @@ def manifest_checked(body: bytes, reference: str, said: str | None, where: str) 
     Docker-Content-Digest header must name the bytes it sent. Neither is
     trusted: a damaged copy or a wrong answer fails here, naming both.
     """
-    digest = "sha256:" + hashlib.sha256(body).hexdigest()
+    digest = digest_of(body)
     for claim, what in ((reference, "asked for"), (said, "its Docker-Content-Digest says")):
         if claim and claim.startswith("sha256:") and claim != digest:
             raise RegistryError(
@@ -272,7 +241,7 @@ class RegistryClient:
     ) -> None:
         import httpx
 
-        from tools.registry.auth import RegistryAuth, credentials_lookup
+        from tools.oci.auth import RegistryAuth, credentials_lookup
 
         scheme, sep, bare = host.rpartition("://")
         if "@" in bare:
@@ -609,18 +578,18 @@ class RegistryClient:
         """A small blob (a config), checked against its digest."""
         r = self.request("GET", f"/v2/{name}/blobs/{digest}")
         self.check(r, f"GET blob {name}@{digest}", (200,))
-        if "sha256:" + hashlib.sha256(r.content).hexdigest() != digest:
+        if digest_of(r.content) != digest:
             raise RegistryError(f"GET blob {name}@{digest}: content does not match its digest")
         return r.content
 
     def download_blob(self, name: str, digest: str, dest: Path) -> None:
         """Stream a blob to ``dest``, checked against its digest."""
-        h = hashlib.sha256()
+        h = Digester()
         with self.blob_stream(name, digest) as reader, dest.open("wb") as f:
             while data := reader.read(CHUNK):
                 h.update(data)
                 f.write(data)
-        if "sha256:" + h.hexdigest() != digest:
+        if h.digest != digest:
             raise RegistryError(
                 f"GET blob {self.host}/{name}@{digest}: content does not match its digest;"
                 " the registry's copy is damaged"
@@ -662,9 +631,7 @@ class RegistryClient:
             headers={"Content-Type": media_type},
         )
         self.check(r, f"PUT {name}:{reference}", (201, 200))
-        return (
-            r.headers.get("Docker-Content-Digest") or "sha256:" + hashlib.sha256(body).hexdigest()
-        )
+        return r.headers.get("Docker-Content-Digest") or digest_of(body)
 
     def delete_manifest(self, name: str, digest: str) -> bool:
         """Delete a manifest (and every tag on it); False when it was already gone."""

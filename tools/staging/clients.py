@@ -1,39 +1,61 @@
-"""Reading images from the staging registry a descriptor names."""
+"""Reading images from the staging registry a descriptor names: one client per host, the
+check that staging still holds an image whole, and the one wording for what it lost."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
-from tools.registry.client import RegistryClient
-from tools.registry.errors import RegistryError
+import tools.staging as staging
+from tools.oci.client import RegistryClient
+from tools.oci.errors import RegistryError
 
 if TYPE_CHECKING:
     from tools.staging.descriptor import Descriptor
-
-T = TypeVar("T")
-R = TypeVar("R")
+    from tools.staging.loopback import LoopbackClient
 
 # The fix for content staging has lost.
 FORGET = "run `bazel run //tools/staging -- forget` and build again (it rebuilds what is missing)"
 
 
 class Lost(RegistryError):
-    """The staging registry no longer holds an image (or a blob of it) a descriptor names."""
+    """The staging registry no longer holds an image (or a blob of it) a descriptor names;
+    ``blob``: the digest of the blob it lost ('' for the manifest)."""
+
+    def __init__(self, message: str, blob: str = "") -> None:
+        super().__init__(message)
+        self.blob = blob
 
 
-def lost(d: Descriptor) -> Lost:
+def lost(d: Descriptor, blob: str = "") -> Lost:
     """The one wording for content staging has lost, with the fix."""
-    return Lost(f"staging has lost {d.label()} {d.digest} ({d.staging_ref}); {FORGET}")
+    return Lost(f"staging has lost {d.label()} {d.digest} ({d.staging_ref}); {FORGET}", blob)
+
+
+def check_staged(d: Descriptor, client: RegistryClient | LoopbackClient | None = None) -> None:
+    """Raise ``lost(d)`` unless d's staging registry still holds d's manifest and every blob
+    it names (a registry keeps a manifest whose layer was deleted: found here, before
+    anything is built on it or pushed from it, not midway).
+
+    ``client``: one of that registry; else the one ``Staging.client`` hands out for it,
+    closed after.
+    """
+    c = client or d.staging.client()
+    try:
+        if c.manifest_digest(d.staging_name, d.digest) != d.digest:
+            raise lost(d)
+        for b in d.blobs:
+            if not c.blob_exists(d.staging_name, b.digest):
+                raise lost(d, b.digest)
+    finally:
+        if client is None:
+            c.close()
 
 
 def start_embedded() -> str:
     """Host of the embedded staging registry, started if it is not running."""
-    import tools.staging as staging
-
     try:
         return staging.resolve(None).host
     except staging.StagingError as e:
@@ -82,8 +104,8 @@ class Clients:
         """The client of ``d``'s staging registry: the host:port the descriptor names.
 
         An embedded (loopback) one that does not answer may be this
-        environment's, stopped since the build: tools.staging starts it again,
-        once per run, and it is used if it comes up where the descriptor says.
+        environment's, stopped since the build: it is started again, once
+        per run, and used if it comes up where the descriptor says.
         Otherwise the image is in another checkout's or state dir's staging,
         and reading this environment's instead would copy something else.
         """
@@ -110,14 +132,9 @@ class Clients:
         return self(self._embedded)  # this state dir's registry, perhaps on another port
 
     def check_staged(self, d: Descriptor) -> RegistryClient:
-        """The staging client, once it is known to still hold ``d``'s manifest and every blob
-        it names (a registry keeps a manifest whose layer was deleted: found here, before
-        a push writes anything, not midway)."""
+        """The staging client, once it is known to still hold ``d`` whole (``check_staged``)."""
         s = self.staging(d)
-        if s.manifest_digest(d.staging_name, d.digest) != d.digest:
-            raise lost(d)
-        if not all(s.blob_exists(d.staging_name, b.digest) for b in d.blobs):
-            raise lost(d)
+        check_staged(d, s)
         return s
 
 
@@ -130,27 +147,7 @@ def _embedded_instance() -> str:
 
 def _answers(host: str) -> bool:
     """Whether a registry answers on loopback ``host`` (127.0.0.1:PORT)."""
-    from tools import daemon
+    from tools import registryd
 
     port = host.rpartition(":")[2]
-    return port.isdigit() and daemon.registry_answers(int(port))
-
-
-def parallel(jobs: int, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
-    """``fn`` over ``items`` on up to ``jobs`` threads; the first error stops the rest.
-
-    An error waits for the calls in flight; an interrupt (KeyboardInterrupt, a
-    push's Interrupted) abandons them.
-    """
-    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
-    futures = [pool.submit(fn, item) for item in items]
-    try:
-        results = [f.result() for f in futures]
-    except Exception:
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
-    return results
+    return port.isdigit() and registryd.answers(int(port))

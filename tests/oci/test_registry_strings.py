@@ -1,0 +1,35 @@
+"""The registry grammar of the tools against the table the Starlark copy answers too."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tools.oci.reference import BadRegistry, registry_string
+
+TABLE = Path(__file__).with_name("registry_strings.bzl")
+
+
+def rows() -> list[tuple[str, bool, bool]]:
+    """REGISTRY_STRINGS of registry_strings.bzl (a Starlark file of literals)."""
+    for node in ast.parse(TABLE.read_text()).body:
+        if isinstance(node, ast.Assign) and node.targets[0].id == "REGISTRY_STRINGS":
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"{TABLE}: no REGISTRY_STRINGS")
+
+
+@pytest.mark.parametrize(("value", "namespace", "taken"), rows())
+def test_the_python_grammar_answers_as_the_table(value, namespace, taken):
+    try:
+        registry_string(value, namespace=namespace)
+        answer = True
+    except BadRegistry:
+        answer = False
+    assert answer is taken, value
+
+
+def test_a_taken_string_comes_back_without_blanks_and_its_trailing_slash():
+    assert registry_string(" https://Host.example:5000/a/b/ ") == "https://Host.example:5000/a/b"
+    assert registry_string("[::1]:5000/ns") == "[::1]:5000/ns"

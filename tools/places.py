@@ -1,0 +1,76 @@
+"""Where the tools keep their files, and how they write one.
+
+A user's state (the engine's, staging's, the mirrors' settings, caches)
+lives under ``<home>/.cache/rocm-pytorch-images/``, with home from the
+password database, never ``$HOME``: Bazel actions run without HOME and tests
+with HOME in a temporary directory, and a build, a test and a shell of one
+user must all find the same files. A path a user types is relative to where
+they typed it, also under ``bazel run``.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+from pathlib import Path
+
+CACHE_DIR = (".cache", "rocm-pytorch-images")
+
+
+def home() -> str:
+    """The account's home from the password database (not $HOME, which Bazel tests change)."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:
+        return os.path.expanduser("~")
+
+
+def user_path(text: str) -> Path:
+    """A path the user typed: under `bazel run`, relative to where they typed it."""
+    path = Path(text)
+    base = os.environ.get("BUILD_WORKING_DIRECTORY")
+    return Path(base) / path if base and not path.is_absolute() else path
+
+
+def log_file(path: str) -> Path | None:
+    """A build's log file ``path`` with `~` as the account's home (not $HOME: actions run
+    without it), its directory made; None for ""."""
+    if not path:
+        return None
+    if path.startswith("~/"):
+        path = home() + path[1:]
+    log = Path(path)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    return log
+
+
+def state_dir(env: str, name: str) -> Path:
+    """``$env`` (made absolute), else <home>/.cache/rocm-pytorch-images/<name>."""
+    configured = os.environ.get(env)
+    if configured:
+        return Path(configured).absolute()
+    return Path(home()).joinpath(*CACHE_DIR, name)
+
+
+def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
+    """Write ``text`` to ``path`` (its directory made) through a temporary file of this
+    process renamed over it: a reader, or a writer in another process, never sees half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.unlink(missing_ok=True)
+    # created with ``mode`` (umask aside): a secret is never readable, not even for a moment
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else mode)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    tmp.chmod(0o644 if mode is None else mode)
+    tmp.replace(path)
+
+
+def put(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write ``text`` atomically (``write_atomic``), only when the file differs."""
+    try:
+        if path.read_text() == text and (path.stat().st_mode & 0o777) == mode:
+            return
+    except OSError:
+        pass
+    write_atomic(path, text, mode)
