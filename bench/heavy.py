@@ -41,9 +41,9 @@ a stage of the same file (see bench/README.md for why that matters).
 Numbers, not assertions. Progress goes to stderr, and each measurement to
 the results file as it is made (bench/results.py; the path is printed at the
 start); the table and, as the last line, the summary to stdout. At the end
-it deletes its plain images, the two published namespaces (their manifests: the registry's own gc reclaims the
-blobs) and its BuildKit cache records; staging is left to `bazel run
-//tools/staging -- gc`.
+it deletes its plain images, the two published namespaces (their manifests:
+the registry's own gc reclaims the blobs) and its BuildKit cache records;
+staging is left to `bazel run //tools/staging -- gc`.
 """
 
 from __future__ import annotations
