@@ -16,12 +16,18 @@ started engines (cold BuildKit, so every RUN step really runs):
 For each it reports the wall time of ``bazel build``, the summed ImageBuild
 time (Bazel's execution log: each spawn's executionWallTime, the time its
 process ran, without the time it queued for a CPU slot), their ratio (the
-concurrency reached) and the peak number of ImageBuild processes running at
-once; then checks that both runs gave
-the same 30 manifest digests. Run from the repository root with Bazel and
-tools/bootstrap.sh's tree; about 4 minutes. Last line::
+builds in flight) and the peak number of ImageBuild processes running at
+once; then checks that both runs gave the same manifest digests (30). Run
+from the repository root with Bazel and tools/bootstrap.sh's tree; about 4
+minutes (``--quick``: rocm-runtime, pytorch-src, triton-wheel and
+pytorch-base only, about a minute). Each run's figures go to the results file
+(bench/results.py) as it ends. Last line::
 
-    builders: two engines R1x concurrency (peak P), one engine R2x, digests equal
+    builders: two engines R1x in flight (peak P), one engine R2x; wall W1 -> W2 s is Sx, digests equal
+
+The builds in flight (summed build time / wall) say how busy the builders
+were; the wall speedup (one engine's wall / two engines') is what a user
+waits less.
 
 Uses the workspace's output base (the ImageBuild actions re-run because
 DOCKER_HOST / DOCKER_CONFIG differ per run) and the embedded staging registry.
@@ -44,6 +50,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench import results  # noqa: E402
 from tools import engine  # noqa: E402  (standard library only)
 from tools.scratch_bazel import descriptors_in, read_exec_log  # noqa: E402
 from tools.tagconf import catalog  # noqa: E402
@@ -53,6 +60,8 @@ VARIANT = REPO / "bench/builders/docker"
 PACKAGE = "//bench/builders"
 DEFAULT_SLEEP = 3
 ARCHS = "gfx950,gfx1201"
+# --quick: two arch-specific images, one on the other, and two no-arch ones
+QUICK = ("rocm-runtime", "pytorch-src", "triton-wheel", "pytorch-base")
 SHELL_RUN = re.compile(r"^RUN (?!\[)(?!--)")
 
 
@@ -151,16 +160,17 @@ def peak(intervals: list[tuple[float, float]]) -> int:
     return best
 
 
-def targets() -> list[str]:
-    return [f"{PACKAGE}:{t.name}" for t in catalog.load(REPO / "images/catalog.toml").targets]
+def targets(quick: bool = False) -> list[str]:
+    names = [t.name for t in catalog.load(REPO / "images/catalog.toml").targets]
+    return [f"{PACKAGE}:{n}" for n in names if n in QUICK or not quick]
 
 
-def descriptors(defines: list[str], env: dict) -> dict[str, str]:
+def descriptors(labels: list[str], defines: list[str], env: dict) -> dict[str, str]:
     proc = run(
         [
             "bazel",
             "cquery",
-            f"kind(rocm_image_rule, deps(set({' '.join(targets())})))",
+            f"kind(rocm_image_rule, deps(set({' '.join(labels)})))",
             *defines,
             "--output=files",
         ],
@@ -169,14 +179,16 @@ def descriptors(defines: list[str], env: dict) -> dict[str, str]:
     return {name: d["digest"] for name, d in descriptors_in(proc.stdout, REPO).items()}
 
 
-def build(label: str, defines: list[str], env: dict, jobs: int, log_dir: Path) -> dict:
+def build(
+    label: str, labels: list[str], defines: list[str], env: dict, jobs: int, log_dir: Path
+) -> dict:
     log = log_dir / f"exec-{label}.json"
     start = time.monotonic()
     run(
         [
             "bazel",
             "build",
-            *targets(),
+            *labels,
             *defines,
             f"--jobs={jobs}",
             f"--execution_log_json_file={log}",
@@ -201,7 +213,7 @@ def build(label: str, defines: list[str], env: dict, jobs: int, log_dir: Path) -
         "peak": peak([(s, d) for _, s, d, _ in builds]),
         "actions": len(builds),
         "on": on,
-        "digests": descriptors(defines, env),
+        "digests": descriptors(labels, defines, env),
         "log": log,
     }
 
@@ -213,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--update", action="store_true", help="only regenerate bench/builders/docker and exit"
     )
+    results.add_arguments(p)
     args = p.parse_args(argv)
     stale = update(args.sleep, write=True)
     if args.update:
@@ -220,8 +233,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if stale:
         print(f"regenerated {', '.join(stale)} (commit them)", file=sys.stderr)
+    out = results.Results("builders", args)
     log_dir = REPO / ".ci/.cache/bench-builders"
     log_dir.mkdir(parents=True, exist_ok=True)
+    labels = targets(args.quick)
+    expect = None if args.quick else 30  # images; --quick: whatever both runs found
     engines = Engines()
     try:
         one = engines.start("one")
@@ -230,17 +246,20 @@ def main(argv: list[str] | None = None) -> int:
         base = ["--define=arch=" + ARCHS]
         env_one = dict(os.environ, DOCKER_HOST=one, DOCKER_CONFIG=str(engines.config))
         print("building on one local engine ...", file=sys.stderr, flush=True)
-        r1 = build("one-engine", base, env_one, args.jobs, log_dir)
+        r1 = build("one-engine", labels, base, env_one, args.jobs, log_dir)
+        out.record("one engine", **r1)
         mapping = "--define=builders=gfx950=bench-a,gfx1201=bench-b,noarch=bench-a"
         env_two = dict(os.environ, DOCKER_CONFIG=str(engines.config))
         print("building on two engines ...", file=sys.stderr, flush=True)
-        r2 = build("two-engines", [*base, mapping], env_two, args.jobs, log_dir)
+        r2 = build("two-engines", labels, [*base, mapping], env_two, args.jobs, log_dir)
+        out.record("two engines", **r2)
     finally:
         engines.stop()
     cores = os.cpu_count()
-    print(f"\nfixture family, {ARCHS}, RUN steps wait {args.sleep} s, --jobs={args.jobs},"
+    what = f"{', '.join(QUICK)} (--quick)" if args.quick else "fixture family"
+    print(f"\n{what}, {ARCHS}, RUN steps wait {args.sleep} s, --jobs={args.jobs},"
           f" {cores} cores on the Bazel host\n")  # fmt: skip
-    print("| | wall | image builds (span) | summed build time | concurrency | peak | on |")
+    print("| | wall | image builds (span) | summed build time | in flight | peak | on |")
     print("|---|---|---|---|---|---|---|")
     for r in (r1, r2):
         on = ", ".join(f"{k} {v}" for k, v in sorted(r["on"].items()))
@@ -248,13 +267,15 @@ def main(argv: list[str] | None = None) -> int:
             f"| {r['label']} | {r['wall']:.1f} s | {r['span']:.1f} s | {r['summed']:.1f} s"
             f" ({r['actions']} builds) | {r['ratio']:.2f}x | {r['peak']} | {on} |"
         )
-    same = r1["digests"] == r2["digests"] and len(r1["digests"]) == 30
+    n = len(r1["digests"])
+    same = r1["digests"] == r2["digests"] and n > 0 and n == (expect or n)
     differ = sorted(k for k in r1["digests"] if r1["digests"][k] != r2["digests"].get(k))
     print(f"\nexecution logs: {r1['log']}, {r2['log']}")
     print(f"digests: {len(r2['digests'])} images, {'all equal' if same else f'DIFFER: {differ}'}")
-    print(
-        f"builders: two engines {r2['ratio']:.2f}x concurrency (peak {r2['peak']}),"
-        f" one engine {r1['ratio']:.2f}x, digests {'equal' if same else 'differ'}"
+    out.summary(
+        f"builders: two engines {r2['ratio']:.2f}x in flight (peak {r2['peak']}),"
+        f" one engine {r1['ratio']:.2f}x; wall {r1['wall']:.1f} -> {r2['wall']:.1f} s"
+        f" is {r1['wall'] / r2['wall']:.2f}x, digests {'equal' if same else 'differ'}"
     )
     return 0 if same else 1
 
