@@ -23,7 +23,8 @@ minutes (``--quick``: rocm-runtime, pytorch-src, triton-wheel and
 pytorch-base only, about a minute). Each run's figures go to the results file
 (bench/results.py) as it ends. Last line::
 
-    builders: two engines R1x in flight (peak P), one engine R2x; wall W1 -> W2 s is Sx, digests equal
+    builders: two engines R1x in flight (peak P), one engine R2x;
+      wall W1 -> W2 s is Sx, digests equal   (one line)
 
 The builds in flight (summed build time / wall) say how busy the builders
 were; the wall speedup (one engine's wall / two engines') is what a user

@@ -212,7 +212,8 @@ def main() -> int:
     out.summary(
         f"push: {n} images, no-op ours/{vs} {mine['noop_s'] / base['noop_s']:.2f}x,"
         f" cold ours/{vs} {mine['cold_s'] / base['cold_s']:.2f}x,"
-        f" no-op {mine['noop_req_per_image']:.1f} requests per image (goal <= {1 + n_tags / n:.0f}),"
+        f" no-op {mine['noop_req_per_image']:.1f} requests per image"
+        f" (goal <= {1 + n_tags / n:.0f}),"
         f" no-op writes {mine['noop_writes']}"
     )
     return 0
