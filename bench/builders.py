@@ -30,9 +30,11 @@ The builds in flight (summed build time / wall) say how busy the builders
 were; the wall speedup (one engine's wall / two engines') is what a user
 waits less.
 
-Uses the workspace's output base (the ImageBuild actions re-run because
-DOCKER_HOST / DOCKER_CONFIG differ per run) and the embedded staging registry.
-Stops the engines it started and removes their state, never another engine.
+Uses the workspace's output base and a staging registry of its own
+(tools/staging in a temporary state directory, named with ``--define
+staging=``): the ImageBuild actions re-run, and none is a staging hit on what
+an earlier run staged. Stops the engines and the registry it started and
+removes their state, never another engine.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ sys.path.insert(0, str(REPO))
 
 from bench import results  # noqa: E402
 from tools import engine  # noqa: E402  (standard library only)
+from tools.daemon import free_port  # noqa: E402
 from tools.scratch_bazel import descriptors_in, read_exec_log  # noqa: E402
 from tools.tagconf import catalog  # noqa: E402
 
@@ -98,13 +101,29 @@ def run(cmd: list[str], env: dict | None = None, check: bool = True) -> subproce
 
 
 class Engines:
-    """Private engines in a temporary root (tools/engine --dir), and a DOCKER_CONFIG
-    with a docker context per engine."""
+    """Private engines in a temporary root (tools/engine --dir), a DOCKER_CONFIG
+    with a docker context per engine, and a staging registry (tools/staging)."""
 
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="rpb-", dir="/tmp"))  # short socket paths
         self.config = engine.client_config(self.root / "docker-config")
         self.started: list[Path] = []
+        port = free_port()
+        self.staging_env = dict(
+            os.environ,
+            ROCM_PYTORCH_STAGING_DIR=str(self.root / "staging"),
+            ROCM_PYTORCH_STAGING_PORT=str(port),
+        )
+        self.staging = f"127.0.0.1:{port}/bench-builders"
+
+    def staging_cli(self, command: str) -> subprocess.CompletedProcess:
+        # in the bootstrap's tree where there is one (tools/bootstrap.sh): its docker-registry
+        sid_run = shutil.which("rocm-pytorch-sid-run")
+        return run(
+            [*([sid_run] if sid_run else []), "python3", "-m", "tools.staging", command],
+            env=self.staging_env,
+            check=command == "start",
+        )
 
     def start(self, name: str) -> str:
         """Start engine ``name``, create context ``bench-<name>``; its DOCKER_HOST."""
@@ -121,6 +140,7 @@ class Engines:
         return host
 
     def stop(self) -> None:
+        self.staging_cli("stop")
         for d in self.started:
             run(
                 [sys.executable, "-m", "tools.engine", "--dir", str(d), "stop"],
@@ -241,10 +261,11 @@ def main(argv: list[str] | None = None) -> int:
     expect = None if args.quick else 30  # images; --quick: whatever both runs found
     engines = Engines()
     try:
+        engines.staging_cli("start")
         one = engines.start("one")
         engines.start("a")
         engines.start("b")
-        base = ["--define=arch=" + ARCHS]
+        base = ["--define=arch=" + ARCHS, f"--define=staging={engines.staging}"]
         env_one = dict(os.environ, DOCKER_HOST=one, DOCKER_CONFIG=str(engines.config))
         print("building on one local engine ...", file=sys.stderr, flush=True)
         r1 = build("one-engine", labels, base, env_one, args.jobs, log_dir)
