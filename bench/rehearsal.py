@@ -43,8 +43,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tools import daemon, mirrors  # noqa: E402
-from tools.engine import engine  # noqa: E402
+from tools import (  # noqa: E402
+    daemon,
+    engine,
+    mirrors,
+)
 from tools.imagebuild.build import staging_output  # noqa: E402
 from tools.rehearsal import check  # noqa: E402
 from tools.scratch_bazel import read_exec_log  # noqa: E402
