@@ -11,8 +11,10 @@
 # "$(python3 -m tools.engine env --registry)"`), the embedded staging
 # registry. Each bench's stdout, stderr and JSON-lines results go to
 # .ci/.cache/bench/. bake.py (about 2 minutes quick) and rehearsal.py (GBs)
-# are left to be run by hand. One check per bench; the last line is
-# `N passed, M failed`.
+# are left to be run by hand. One check per bench, and one that the benches
+# left the checkout as they found it (the files they edit restored, and
+# builders.py's generated Dockerfiles already current: it rewrites stale
+# ones); the last line is `N passed, M failed`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=.ci/.cache/bench
@@ -27,6 +29,9 @@ declare -A summary=(
 )
 benches=("$@")
 [ ${#benches[@]} -gt 0 ] || benches=(heavy push builders build_graph)
+# the checkout's uncommitted changes and untracked files, to compare after the runs
+tree() { git diff HEAD; git ls-files --others --exclude-standard; }
+before=$(tree | sha256sum)
 passed=0 failed=0
 for b in "${benches[@]}"; do
   t=$(date +%s)
@@ -43,5 +48,13 @@ for b in "${benches[@]}"; do
     echo "  last stdout line: $last"
   fi
 done
+if [ "$(tree | sha256sum)" = "$before" ]; then
+  passed=$((passed + 1))
+  echo "ok   the benches left the checkout as they found it"
+else
+  failed=$((failed + 1))
+  echo "FAIL the benches changed the checkout (a stale generated file? an edit not undone?):"
+  git status --short | sed 's/^/  /'
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
