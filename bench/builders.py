@@ -17,7 +17,7 @@ For each it reports the wall time of ``bazel build``, the summed ImageBuild
 time (Bazel's execution log: each spawn's executionWallTime, the time its
 process ran, without the time it queued for a CPU slot), their ratio (the
 builds in flight) and the peak number of ImageBuild processes running at
-once; then checks that both runs gave the same manifest digests (30). Run
+once; then checks that both runs gave the same manifest digests. Run
 from the repository root with Bazel and tools/bootstrap.sh's tree; about 4
 minutes (``--quick``: rocm-runtime, pytorch-src, triton-wheel and
 pytorch-base only, about a minute). Each run's figures go to the results file
@@ -258,7 +258,6 @@ def main(argv: list[str] | None = None) -> int:
     log_dir = REPO / ".ci/.cache/bench-builders"
     log_dir.mkdir(parents=True, exist_ok=True)
     labels = targets(args.quick)
-    expect = None if args.quick else 30  # images; --quick: whatever both runs found
     engines = Engines()
     try:
         engines.staging_cli("start")
@@ -290,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
             f" ({r['actions']} builds) | {r['ratio']:.2f}x | {r['peak']} | {on} |"
         )
     n = len(r1["digests"])
-    same = r1["digests"] == r2["digests"] and n > 0 and n == (expect or n)
+    same = r1["digests"] == r2["digests"] and n > 0
     differ = sorted(k for k in r1["digests"] if r1["digests"][k] != r2["digests"].get(k))
     print(f"\nexecution logs: {r1['log']}, {r2['log']}")
     print(f"digests: {len(r2['digests'])} images, {'all equal' if same else f'DIFFER: {differ}'}")
