@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_checks.sh - each benchmark's quick mode runs to its end (.ci/run).
 #
-#   .ci/bench_checks.sh [BENCH...]     (default: heavy push builders build_graph)
+#   .ci/bench_checks.sh [BENCH...]     (default: heavy push builders build_graph bake)
 #
 # Runs `python3 bench/BENCH.py --quick` (tiny sizes, one repetition) for each
 # and checks that it exits 0 and that its last stdout line is its summary
@@ -10,8 +10,8 @@
 # benches need: Bazel and the engine, $REGISTRY and crane on PATH (`eval
 # "$(python3 -m tools.engine env --registry)"`), the embedded staging
 # registry. Each bench's stdout, stderr and JSON-lines results go to
-# .ci/.cache/bench/. bake.py (about 2 minutes quick) and rehearsal.py (GBs)
-# are left to be run by hand. One check per bench, and one that the benches
+# .ci/.cache/bench/. rehearsal.py (GBs of ROCm tree, no quick mode) is left
+# to be run by hand. One check per bench, and one that the benches
 # left the checkout as they found it (the files they edit restored, and
 # builders.py's generated Dockerfiles already current: it rewrites stale
 # ones); the last line is `N passed, M failed`.
@@ -28,7 +28,7 @@ declare -A summary=(
   [bake]='^family vs bake: null [0-9.]+x, one-file [0-9.]+x, base-change [0-9.]+x$'
 )
 benches=("$@")
-[ ${#benches[@]} -gt 0 ] || benches=(heavy push builders build_graph)
+[ ${#benches[@]} -gt 0 ] || benches=(heavy push builders build_graph bake)
 # the checkout's uncommitted changes and untracked files, to compare after the runs
 tree() { git diff HEAD; git ls-files --others --exclude-standard; }
 before=$(tree | sha256sum)
