@@ -55,7 +55,6 @@ sys.path.insert(0, str(REPO))
 
 from bench import results  # noqa: E402
 from tools import engine  # noqa: E402  (standard library only)
-from tools.daemon import free_port  # noqa: E402
 from tools.scratch_bazel import descriptors_in, read_exec_log  # noqa: E402
 from tools.tagconf import catalog  # noqa: E402
 
@@ -108,22 +107,20 @@ class Engines:
         self.root = Path(tempfile.mkdtemp(prefix="rpb-", dir="/tmp"))  # short socket paths
         self.config = engine.client_config(self.root / "docker-config")
         self.started: list[Path] = []
-        port = free_port()
-        self.staging_env = dict(
-            os.environ,
-            ROCM_PYTORCH_STAGING_DIR=str(self.root / "staging"),
-            ROCM_PYTORCH_STAGING_PORT=str(port),
-        )
-        self.staging = f"127.0.0.1:{port}/bench-builders"
+        # its port: the first free one of staging's own range (not a kernel-picked one,
+        # which a test of another session may take and drop meanwhile)
+        self.staging_env = dict(os.environ, ROCM_PYTORCH_STAGING_DIR=str(self.root / "staging"))
+        self.staging_env.pop("ROCM_PYTORCH_STAGING_PORT", None)
 
-    def staging_cli(self, command: str) -> subprocess.CompletedProcess:
+    def staging_cli(self, command: str) -> str:
+        """`tools.staging COMMAND` for the bench's registry (start: its address)."""
         # in the bootstrap's tree where there is one (tools/bootstrap.sh): its docker-registry
         sid_run = shutil.which("rocm-pytorch-sid-run")
         return run(
             [*([sid_run] if sid_run else []), "python3", "-m", "tools.staging", command],
             env=self.staging_env,
             check=command == "start",
-        )
+        ).stdout.strip()
 
     def start(self, name: str) -> str:
         """Start engine ``name``, create context ``bench-<name>``; its DOCKER_HOST."""
@@ -139,7 +136,11 @@ class Engines:
         )
         return host
 
-    def stop(self) -> None:
+    def stop(self, failed: bool) -> None:
+        log = self.root / "staging/registry.log"
+        if failed and log.exists():  # the registry's side of a failed push, before it goes
+            tail = log.read_text(errors="replace").splitlines()[-15:]
+            print("staging registry log (last lines):", *tail, sep="\n  ", file=sys.stderr)
         self.staging_cli("stop")
         for d in self.started:
             run(
@@ -259,12 +260,15 @@ def main(argv: list[str] | None = None) -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
     labels = targets(args.quick)
     engines = Engines()
+    failed = True
     try:
-        engines.staging_cli("start")
+        # a namespace of this run's: new action keys, whatever port the registry got
+        host = engines.staging_cli("start").split("/", 1)[0]
+        staging = f"{host}/bench-builders-{int(time.time())}"
         one = engines.start("one")
         engines.start("a")
         engines.start("b")
-        base = ["--define=arch=" + ARCHS, f"--define=staging={engines.staging}"]
+        base = ["--define=arch=" + ARCHS, f"--define=staging={staging}"]
         env_one = dict(os.environ, DOCKER_HOST=one, DOCKER_CONFIG=str(engines.config))
         print("building on one local engine ...", file=sys.stderr, flush=True)
         r1 = build("one-engine", labels, base, env_one, args.jobs, log_dir)
@@ -274,8 +278,9 @@ def main(argv: list[str] | None = None) -> int:
         print("building on two engines ...", file=sys.stderr, flush=True)
         r2 = build("two-engines", labels, [*base, mapping], env_two, args.jobs, log_dir)
         out.record("two engines", **r2)
+        failed = False
     finally:
-        engines.stop()
+        engines.stop(failed)
     cores = os.cpu_count()
     what = f"{', '.join(QUICK)} (--quick)" if args.quick else "fixture family"
     print(f"\n{what}, {ARCHS}, RUN steps wait {args.sleep} s, --jobs={args.jobs},"
