@@ -5,7 +5,7 @@
     python3 bench/push.py --quick   # the one image only, one no-op round
 
 Builds //tests/e2e:push_default_e2e_archs (the default group, gfx950 and
-gfx1201: 26 images, 52 tags), then, each tool into its own fresh namespace of
+gfx1201: 25 images, 50 tags), then, each tool into its own fresh namespace of
 the loopback registry, through a counting proxy (tests/registry/fixtures.py):
 
 - cold push: nothing in the namespace yet;
