@@ -2,6 +2,7 @@
 
     eval "$(python3 -m tools.engine env --registry)"   # engine, $REGISTRY
     python3 bench/bake.py [--archs gfx950,gfx1201] [--rounds 3]
+    python3 bench/bake.py --quick   # gfx950 only, one round, 1 s to settle
 
 Both build the same images from the same Dockerfiles (tests/e2e/docker, the
 twins of docker/ on a busybox stand-in upstream) on the same engine, in one
@@ -23,7 +24,8 @@ After one build each (both warm, the first timings printed too), per round:
 Each change is undone after its round (and both rebuilt, unmeasured). Each
 timed build starts after --settle seconds of quiet (measured: a build right
 after a bake took 4.7 s, the same after 5 s idle 1.8 s). Prints
-each measurement as it is taken (partial results survive an interrupt), the
+each measurement as it is taken and writes it to the results file
+(bench/results.py; partial results survive an interrupt), the
 medians with ours/bake, and last the line `family vs bake: null Rx, one-file
 Rx, base-change Rx`. The files it edits are restored on any exit.
 """
@@ -44,6 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import results  # noqa: E402
 from bench.heavy import BUSYBOX  # noqa: E402  (standard library only)
 
 TWINS = "tests/e2e/docker"
@@ -134,7 +137,10 @@ def main() -> int:
         help="seconds of quiet before each timed build (default 5): the engine keeps working"
         " for a few seconds after a bake returns, and the next build would pay for it",
     )
+    results.add_arguments(parser)
     args = parser.parse_args()
+    if args.quick:
+        args.archs, args.rounds, args.settle = "gfx950", 1, 1.0
     registry = os.environ.get("REGISTRY")
     if not registry or not os.environ.get("DOCKER_HOST"):
         progress(
@@ -142,6 +148,7 @@ def main() -> int:
             ' eval "$(python3 -m tools.engine env --registry)"'
         )
         return 2
+    out = results.Results("bake", args)
     ctx = Path(tempfile.mkdtemp(prefix="bench-bake-"))
     edits = Edits(ctx)
     try:
@@ -164,19 +171,20 @@ def main() -> int:
             time.sleep(args.settle)
             b = timed(bake, cwd=ctx)
             progress(f"{label}: ours {o:.2f}s, bake {b:.2f}s")
+            out.record(label, ours_s=o, bake_s=b)
             return o, b
 
         first = both("first build (warm-up)")
-        results: dict[str, list[tuple[float, float]]] = {
+        measured: dict[str, list[tuple[float, float]]] = {
             "null": [],
             "one-file": [],
             "base-change": [],
         }
         for n in range(args.rounds):
-            results["null"].append(both(f"null, round {n + 1}"))
+            measured["null"].append(both(f"null, round {n + 1}"))
             for name, change in (("one-file", leaf_change), ("base-change", base_change)):
                 edits.append(*change(time.time_ns()))
-                results[name].append(both(f"{name}, round {n + 1}"))
+                measured[name].append(both(f"{name}, round {n + 1}"))
                 edits.undo()
                 both(f"{name} undone (not counted)")
     finally:
@@ -185,12 +193,12 @@ def main() -> int:
     print(f"first build: ours {first[0]:.2f}s, bake {first[1]:.2f}s (both warm from earlier runs)")
     print(f"{'scenario':12} {'ours s':>8} {'bake s':>8} {'ours/bake':>10}")
     ratios = {}
-    for name, pairs in results.items():
+    for name, pairs in measured.items():
         o = statistics.median(p[0] for p in pairs)
         b = statistics.median(p[1] for p in pairs)
         ratios[name] = o / b
         print(f"{name:12} {o:8.2f} {b:8.2f} {o / b:10.2f}")
-    print(
+    out.summary(
         f"family vs bake: null {ratios['null']:.2f}x, one-file {ratios['one-file']:.2f}x,"
         f" base-change {ratios['base-change']:.2f}x"
     )

@@ -19,11 +19,14 @@ server or cache is touched, and the numbers start from nothing):
    dependents in that build (cquery rdeps); restore the file (always) and
    rebuild again.
 
-It prints numbers and ratios; it asserts nothing (exit 0 unless a Bazel
-command fails). Needs the Docker engine for step 2 and 3
-(`eval "$(python3 -m tools.engine env)"`, from the repository root). stdlib only.
+It prints numbers and ratios, each step also to the results file as it is
+measured (bench/results.py), and last the line `build graph: ...`; it
+asserts nothing (exit 0 unless a Bazel command fails). Needs the Docker
+engine for step 2 and 3 (`eval "$(python3 -m tools.engine env)"`, from the
+repository root). stdlib only.
 
     python3 bench/build_graph.py [--pattern //images:family] [--keep]
+    python3 bench/build_graph.py --quick   # the fixture family, the LABEL touch only
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a script: `tools` is a package at the root
     sys.path.insert(0, str(REPO))
 
+from bench import results  # noqa: E402
 from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree  # noqa: E402
 
 CATALOG = REPO / "images" / "catalog.toml"
@@ -132,7 +136,7 @@ def ratio(a: float, b: float) -> str:
 # ---- the benchmarks ----------------------------------------------------------
 
 
-def analysis(bazel: Bazel, pattern: str | None) -> None:
+def analysis(bazel: Bazel, pattern: str | None, out: results.Results) -> str:
     archs = tomllib.loads(CATALOG.read_text())["archs"]["known"]
     # Loading the pattern's package starts the server on the fresh output base.
     note = ""
@@ -155,6 +159,7 @@ def analysis(bazel: Bazel, pattern: str | None) -> None:
             f" target patterns {p.get('Evaluate target patterns', 0):5.2f}s,"
             f" load+analyze {p.get('Load and analyze dependencies', 0):6.2f}s | {r.analyzed}"
         )
+        out.record(f"analysis {name}", pattern=pattern, wall_s=r.wall, phases_s=p)
 
     print("analysis (`bazel build --nobuild`):")
     print(
@@ -177,9 +182,10 @@ def analysis(bazel: Bazel, pattern: str | None) -> None:
         f" re-analysis/cold load+analyze"
         f" {ratio(bump.phases.get(key, 0), cold.phases.get(key, 0))}"
     )
+    return f"analysis cold/warm wall {ratio(cold.wall, warm.wall)}"
 
 
-def builds(bazel: Bazel, workdir: Path) -> None:
+def builds(bazel: Bazel, workdir: Path, touches, out: results.Results) -> str:
     cmd = ["build", FIXTURE_BUILD, f"--define=arch={FIXTURE_ARCH}", *NO_CACHE]
     print(f"fixture family (`bazel build {FIXTURE_BUILD} --define arch={FIXTURE_ARCH}`):")
 
@@ -187,6 +193,7 @@ def builds(bazel: Bazel, workdir: Path) -> None:
         log = workdir / f"exec-{name}.json"
         r = bazel(*cmd, f"--execution_log_json_file={log}")
         spawns = read_exec_log(log)
+        out.record(f"build {name}", wall_s=r.wall, spawns=len(spawns), images=image_builds(spawns))
         return r, image_builds(spawns), len(spawns)
 
     full, full_images, full_spawns = build("full")
@@ -213,7 +220,7 @@ def builds(bazel: Bazel, workdir: Path) -> None:
 
     rel = TOUCHED.relative_to(REPO)
     rebuilt = {}
-    for what, line in TOUCHES:
+    for what, line in touches:
         touched, images, spawns = touch_and_build(build, what, line)
         restored, restored_images, _ = build(f"{what}-restored")
         rebuilt[what] = images
@@ -224,14 +231,16 @@ def builds(bazel: Bazel, workdir: Path) -> None:
             f"    restored: wall {restored.wall:6.2f}s | ImageBuild ran"
             f" {len(restored_images)}: {short(restored_images)}"
         )
+    among = "yes" if all(set(i) <= set(dependents) for i in rebuilt.values()) else "no"
     print(
         f"  the Dockerfile's dependents in this build (cquery rdeps): {len(dependents)}:"
-        f" {short(dependents)}; every touch ran only among them:"
-        f" {'yes' if all(set(i) <= set(dependents) for i in rebuilt.values()) else 'no'}"
+        f" {short(dependents)}; every touch ran only among them: {among}"
     )
-    print(
-        f"  ratios: full/null wall {ratio(full.wall, null.wall)}; images rebuilt "
-        + ", ".join(f"{what} {len(i)}/{len(full_images)}" for what, i in rebuilt.items())
+    touched = ", ".join(f"{what} {len(i)}/{len(full_images)}" for what, i in rebuilt.items())
+    print(f"  ratios: full/null wall {ratio(full.wall, null.wall)}; images rebuilt {touched}")
+    return (
+        f"null build {null.wall:.2f}s ({len(null_images)} ImageBuild), images rebuilt"
+        f" {touched}, only among the dependents: {among}"
     )
 
 
@@ -268,7 +277,12 @@ def main(argv: list[str] | None = None) -> int:
         "--skip-builds", action="store_true", help="analysis only (no Docker needed)"
     )
     parser.add_argument("--keep", action="store_true", help="keep the output base and logs")
+    results.add_arguments(parser)
     args = parser.parse_args(argv)
+    touches = TOUCHES
+    if args.quick:  # the fixture family (not the real one), the touch that rebuilds
+        args.pattern = args.pattern or FIXTURE_FAMILY
+        touches = TOUCHES[1:]
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: restore, clean up
     if not args.skip_builds and not os.environ.get("DOCKER_HOST"):
@@ -278,13 +292,14 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    out = results.Results("build_graph", args)
     start = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="build-graph-bench-"))
     bazel = Bazel(workdir / "output-base", workdir)
     try:
-        analysis(bazel, args.pattern)
+        summary = analysis(bazel, args.pattern, out)
         if not args.skip_builds:
-            builds(bazel, workdir)
+            summary += "; " + builds(bazel, workdir, touches, out)
     except RuntimeError as e:
         print(f"bench stopped: {e}", file=sys.stderr)
         return 1
@@ -295,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             rmtree(workdir)
         print(f"bench wall time {time.monotonic() - start:.1f}s")
+    out.summary(f"build graph: {summary}")
     return 0
 
 

@@ -16,16 +16,25 @@ started engines (cold BuildKit, so every RUN step really runs):
 For each it reports the wall time of ``bazel build``, the summed ImageBuild
 time (Bazel's execution log: each spawn's executionWallTime, the time its
 process ran, without the time it queued for a CPU slot), their ratio (the
-concurrency reached) and the peak number of ImageBuild processes running at
-once; then checks that both runs gave
-the same 30 manifest digests. Run from the repository root with Bazel and
-tools/bootstrap.sh's tree; about 4 minutes. Last line::
+builds in flight) and the peak number of ImageBuild processes running at
+once; then checks that both runs gave the same manifest digests. Run
+from the repository root with Bazel and tools/bootstrap.sh's tree; about 4
+minutes (``--quick``: rocm-runtime, pytorch-src, triton-wheel and
+pytorch-base only, about a minute). Each run's figures go to the results file
+(bench/results.py) as it ends. Last line::
 
-    builders: two engines R1x concurrency (peak P), one engine R2x, digests equal
+    builders: two engines R1x in flight (peak P), one engine R2x;
+      wall W1 -> W2 s is Sx, digests equal   (one line)
 
-Uses the workspace's output base (the ImageBuild actions re-run because
-DOCKER_HOST / DOCKER_CONFIG differ per run) and the embedded staging registry.
-Stops the engines it started and removes their state, never another engine.
+The builds in flight (summed build time / wall) say how busy the builders
+were; the wall speedup (one engine's wall / two engines') is what a user
+waits less.
+
+Uses the workspace's output base and a staging registry of its own
+(tools/staging in a temporary state directory, named with ``--define
+staging=``): the ImageBuild actions re-run, and none is a staging hit on what
+an earlier run staged. Stops the engines and the registry it started and
+removes their state, never another engine.
 """
 
 from __future__ import annotations
@@ -44,6 +53,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench import results  # noqa: E402
 from tools import engine  # noqa: E402  (standard library only)
 from tools.scratch_bazel import descriptors_in, read_exec_log  # noqa: E402
 from tools.tagconf import catalog  # noqa: E402
@@ -53,6 +63,8 @@ VARIANT = REPO / "bench/builders/docker"
 PACKAGE = "//bench/builders"
 DEFAULT_SLEEP = 3
 ARCHS = "gfx950,gfx1201"
+# --quick: two arch-specific images, one on the other, and two no-arch ones
+QUICK = ("rocm-runtime", "pytorch-src", "triton-wheel", "pytorch-base")
 SHELL_RUN = re.compile(r"^RUN (?!\[)(?!--)")
 
 
@@ -88,13 +100,27 @@ def run(cmd: list[str], env: dict | None = None, check: bool = True) -> subproce
 
 
 class Engines:
-    """Private engines in a temporary root (tools/engine --dir), and a DOCKER_CONFIG
-    with a docker context per engine."""
+    """Private engines in a temporary root (tools/engine --dir), a DOCKER_CONFIG
+    with a docker context per engine, and a staging registry (tools/staging)."""
 
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="rpb-", dir="/tmp"))  # short socket paths
         self.config = engine.client_config(self.root / "docker-config")
         self.started: list[Path] = []
+        # its port: the first free one of staging's own range (not a kernel-picked one,
+        # which a test of another session may take and drop meanwhile)
+        self.staging_env = dict(os.environ, ROCM_PYTORCH_STAGING_DIR=str(self.root / "staging"))
+        self.staging_env.pop("ROCM_PYTORCH_STAGING_PORT", None)
+
+    def staging_cli(self, command: str) -> str:
+        """`tools.staging COMMAND` for the bench's registry (start: its address)."""
+        # in the bootstrap's tree where there is one (tools/bootstrap.sh): its docker-registry
+        sid_run = shutil.which("rocm-pytorch-sid-run")
+        return run(
+            [*([sid_run] if sid_run else []), "python3", "-m", "tools.staging", command],
+            env=self.staging_env,
+            check=command == "start",
+        ).stdout.strip()
 
     def start(self, name: str) -> str:
         """Start engine ``name``, create context ``bench-<name>``; its DOCKER_HOST."""
@@ -110,7 +136,12 @@ class Engines:
         )
         return host
 
-    def stop(self) -> None:
+    def stop(self, failed: bool) -> None:
+        log = self.root / "staging/registry.log"
+        if failed and log.exists():  # the registry's side of a failed push, before it goes
+            tail = log.read_text(errors="replace").splitlines()[-15:]
+            print("staging registry log (last lines):", *tail, sep="\n  ", file=sys.stderr)
+        self.staging_cli("stop")
         for d in self.started:
             run(
                 [sys.executable, "-m", "tools.engine", "--dir", str(d), "stop"],
@@ -151,16 +182,17 @@ def peak(intervals: list[tuple[float, float]]) -> int:
     return best
 
 
-def targets() -> list[str]:
-    return [f"{PACKAGE}:{t.name}" for t in catalog.load(REPO / "images/catalog.toml").targets]
+def targets(quick: bool = False) -> list[str]:
+    names = [t.name for t in catalog.load(REPO / "images/catalog.toml").targets]
+    return [f"{PACKAGE}:{n}" for n in names if n in QUICK or not quick]
 
 
-def descriptors(defines: list[str], env: dict) -> dict[str, str]:
+def descriptors(labels: list[str], defines: list[str], env: dict) -> dict[str, str]:
     proc = run(
         [
             "bazel",
             "cquery",
-            f"kind(rocm_image_rule, deps(set({' '.join(targets())})))",
+            f"kind(rocm_image_rule, deps(set({' '.join(labels)})))",
             *defines,
             "--output=files",
         ],
@@ -169,14 +201,16 @@ def descriptors(defines: list[str], env: dict) -> dict[str, str]:
     return {name: d["digest"] for name, d in descriptors_in(proc.stdout, REPO).items()}
 
 
-def build(label: str, defines: list[str], env: dict, jobs: int, log_dir: Path) -> dict:
+def build(
+    label: str, labels: list[str], defines: list[str], env: dict, jobs: int, log_dir: Path
+) -> dict:
     log = log_dir / f"exec-{label}.json"
     start = time.monotonic()
     run(
         [
             "bazel",
             "build",
-            *targets(),
+            *labels,
             *defines,
             f"--jobs={jobs}",
             f"--execution_log_json_file={log}",
@@ -201,7 +235,7 @@ def build(label: str, defines: list[str], env: dict, jobs: int, log_dir: Path) -
         "peak": peak([(s, d) for _, s, d, _ in builds]),
         "actions": len(builds),
         "on": on,
-        "digests": descriptors(defines, env),
+        "digests": descriptors(labels, defines, env),
         "log": log,
     }
 
@@ -213,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--update", action="store_true", help="only regenerate bench/builders/docker and exit"
     )
+    results.add_arguments(p)
     args = p.parse_args(argv)
     stale = update(args.sleep, write=True)
     if args.update:
@@ -220,27 +255,37 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if stale:
         print(f"regenerated {', '.join(stale)} (commit them)", file=sys.stderr)
+    out = results.Results("builders", args)
     log_dir = REPO / ".ci/.cache/bench-builders"
     log_dir.mkdir(parents=True, exist_ok=True)
+    labels = targets(args.quick)
     engines = Engines()
+    failed = True
     try:
+        # a namespace of this run's: new action keys, whatever port the registry got
+        host = engines.staging_cli("start").split("/", 1)[0]
+        staging = f"{host}/bench-builders-{int(time.time())}"
         one = engines.start("one")
         engines.start("a")
         engines.start("b")
-        base = ["--define=arch=" + ARCHS]
+        base = ["--define=arch=" + ARCHS, f"--define=staging={staging}"]
         env_one = dict(os.environ, DOCKER_HOST=one, DOCKER_CONFIG=str(engines.config))
         print("building on one local engine ...", file=sys.stderr, flush=True)
-        r1 = build("one-engine", base, env_one, args.jobs, log_dir)
+        r1 = build("one-engine", labels, base, env_one, args.jobs, log_dir)
+        out.record("one engine", **r1)
         mapping = "--define=builders=gfx950=bench-a,gfx1201=bench-b,noarch=bench-a"
         env_two = dict(os.environ, DOCKER_CONFIG=str(engines.config))
         print("building on two engines ...", file=sys.stderr, flush=True)
-        r2 = build("two-engines", [*base, mapping], env_two, args.jobs, log_dir)
+        r2 = build("two-engines", labels, [*base, mapping], env_two, args.jobs, log_dir)
+        out.record("two engines", **r2)
+        failed = False
     finally:
-        engines.stop()
+        engines.stop(failed)
     cores = os.cpu_count()
-    print(f"\nfixture family, {ARCHS}, RUN steps wait {args.sleep} s, --jobs={args.jobs},"
+    what = f"{', '.join(QUICK)} (--quick)" if args.quick else "fixture family"
+    print(f"\n{what}, {ARCHS}, RUN steps wait {args.sleep} s, --jobs={args.jobs},"
           f" {cores} cores on the Bazel host\n")  # fmt: skip
-    print("| | wall | image builds (span) | summed build time | concurrency | peak | on |")
+    print("| | wall | image builds (span) | summed build time | in flight | peak | on |")
     print("|---|---|---|---|---|---|---|")
     for r in (r1, r2):
         on = ", ".join(f"{k} {v}" for k, v in sorted(r["on"].items()))
@@ -248,13 +293,15 @@ def main(argv: list[str] | None = None) -> int:
             f"| {r['label']} | {r['wall']:.1f} s | {r['span']:.1f} s | {r['summed']:.1f} s"
             f" ({r['actions']} builds) | {r['ratio']:.2f}x | {r['peak']} | {on} |"
         )
-    same = r1["digests"] == r2["digests"] and len(r1["digests"]) == 30
+    n = len(r1["digests"])
+    same = r1["digests"] == r2["digests"] and n > 0
     differ = sorted(k for k in r1["digests"] if r1["digests"][k] != r2["digests"].get(k))
     print(f"\nexecution logs: {r1['log']}, {r2['log']}")
     print(f"digests: {len(r2['digests'])} images, {'all equal' if same else f'DIFFER: {differ}'}")
-    print(
-        f"builders: two engines {r2['ratio']:.2f}x concurrency (peak {r2['peak']}),"
-        f" one engine {r1['ratio']:.2f}x, digests {'equal' if same else 'differ'}"
+    out.summary(
+        f"builders: two engines {r2['ratio']:.2f}x in flight (peak {r2['peak']}),"
+        f" one engine {r1['ratio']:.2f}x; wall {r1['wall']:.1f} -> {r2['wall']:.1f} s"
+        f" is {r1['wall'] / r2['wall']:.2f}x, digests {'equal' if same else 'differ'}"
     )
     return 0 if same else 1
 

@@ -2,6 +2,7 @@
 
     eval "$(python3 -m tools.engine env --registry)"
     python3 bench/heavy.py [--root-mb 1024] [--child-mb 50] [--grand-mb 5] [--reps 3]
+    python3 bench/heavy.py --quick   # 1 MiB each, one repetition: about a minute
 
 Builds //bench/heavy (a root with a ROOT_MB random layer, a child adding
 CHILD_MB, a grandchild adding GRAND_MB, on a FROM-scratch busybox stand-in)
@@ -37,11 +38,12 @@ names differ from the parent names, as in the family's Dockerfiles;
 `--dockerfile overlap` builds Dockerfile.overlap, where each parent is also
 a stage of the same file (see bench/README.md for why that matters).
 
-Numbers, not assertions. Progress goes to stderr; the table and, as the last
-line, the summary to stdout. At the end it deletes its plain images, the two
-published namespaces (their manifests: the registry's own gc reclaims the
-blobs) and its BuildKit cache records; staging is left to `bazel run
-//tools/staging -- gc`.
+Numbers, not assertions. Progress goes to stderr, and each measurement to
+the results file as it is made (bench/results.py; the path is printed at the
+start); the table and, as the last line, the summary to stdout. At the end
+it deletes its plain images, the two published namespaces (their manifests:
+the registry's own gc reclaims the blobs) and its BuildKit cache records;
+staging is left to `bazel run //tools/staging -- gc`.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import results  # noqa: E402
 from tools.imagebuild.build import staging_output  # noqa: E402
 from tools.scratch_bazel import read_exec_log  # noqa: E402  (standard library only)
 from tools.staging import descriptor, embedded  # noqa: E402  (standard library only)
@@ -365,10 +368,12 @@ def chain_blobs(descriptors: list[dict]) -> dict[str, int]:
 
 
 def crane_bin() -> str:
-    services = Path(os.environ.get("ROCM_CI_SERVICES_DIR", "/nonexistent")) / "bin/crane"
-    found = shutil.which("crane") or (str(services) if services.exists() else None)
+    found = shutil.which("crane")
     if not found:
-        raise SystemExit("heavy: error: crane not found on PATH or in $ROCM_CI_SERVICES_DIR/bin")
+        raise SystemExit(
+            "heavy: error: crane is not on PATH (tools/bootstrap.sh installs it, and"
+            ' eval "$(python3 -m tools.engine env --registry)" puts it there)'
+        )
     return found
 
 
@@ -435,7 +440,10 @@ def main() -> int:
         action="store_true",
         help="keep the plain images, the published namespaces and the BuildKit cache records",
     )
+    results.add_arguments(parser)
     args = parser.parse_args()
+    if args.quick:
+        args.root_mb = args.child_mb = args.grand_mb = args.reps = 1
     registry = os.environ.get("REGISTRY")
     if not registry or not os.environ.get("DOCKER_HOST"):
         print(
@@ -453,13 +461,14 @@ def main() -> int:
         "CHILD_MB": str(args.child_mb),
         "GRAND_MB": str(args.grand_mb),
     }
+    out = results.Results("heavy", args)
     known_records = {r["ID"] for r in cache_records()}
     with tempfile.TemporaryDirectory(prefix="bench-heavy-") as tmp:
         workdir = Path(tmp)
         plain = Plain(workdir, run_id, sizes, args.dockerfile)
         namespaces = [f"bench-heavy-{run_id}-ours", f"bench-heavy-{run_id}-crane"]
         try:
-            return run(args, registry, crane, run_id, sizes, workdir, plain, namespaces)
+            return run(args, out, registry, crane, run_id, sizes, workdir, plain, namespaces)
         finally:
             if not args.keep:
                 progress("cleanup: plain images, published namespaces, BuildKit cache records")
@@ -470,7 +479,7 @@ def main() -> int:
                 progress(f"cleanup: {n} BuildKit cache records of the benchmark pruned")
 
 
-def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int:
+def run(args, out, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int:
     bazel = Bazel(
         workdir,
         {**sizes, "RUN_ID": run_id, "CHILD_SALT": "0", "heavy_dockerfile": args.dockerfile},
@@ -485,6 +494,7 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
     progress("warm-up: tools and the busybox stand-in (ours and plain)")
     bazel.build([f"{PKG}:upstream", "//tools/imagebuild", "//tools/registry", "//tools/tagconf"])
     plain.upstream()
+    out.record("warm-up", run_id=run_id, sizes=sizes, reps=args.reps, dockerfile=plain.dockerfile)
     image_dir = None  # the images' outputs: the noarch configuration, not bazel-bin
     spaths = embedded.paths()
 
@@ -508,6 +518,7 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
             image_dir = b.outputs["root"].parent
         if image_dir is None:
             raise SystemExit("heavy: error: the root's ImageBuild did not run (new RUN_ID?)")
+        out.record("ours root", rep=rep, wall_s=b.wall)
         progress(
             f"rep {rep}: ours root {b.wall:6.1f}s"
             f" ({f'cold, new {args.root_mb} MiB layer' if rep == 1 else 'BuildKit cache hit'})"
@@ -517,6 +528,13 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
             disturbed += b.disturbed
             ours[what].values.append(b.wall)
             action[what].values.append(b.images.get(what, float("nan")))
+            out.record(
+                f"ours {what}",
+                rep=rep,
+                wall_s=b.wall,
+                imagebuild_s=b.images.get(what),
+                disturbed=b.disturbed,
+            )
             progress(
                 f"rep {rep}: ours {what:5} {b.wall:6.1f}s (ImageBuild"
                 f" {b.images.get(what, float('nan')):.1f}s; ran {sorted(b.images) or 'none'})"
@@ -543,12 +561,16 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
             plain_root = plain.root(
                 json.loads((image_dir / "root.spec.json").read_text())["upstream"]
             )
+            out.record("host bytes", **host)
+            out.record("plain root", wall_s=plain_root)
             progress(f"plain root {plain_root:6.1f}s (cold, new {args.root_mb} MiB layer, --load)")
         t = plain.child(rep, f"p{rep}-{run_id}")
         plain_t["child"].values.append(t)
+        out.record("plain child", rep=rep, wall_s=t)
         progress(f"rep {rep}: plain child {t:6.1f}s")
         t = plain.grand(rep)
         plain_t["grand"].values.append(t)
+        out.record("plain grand", rep=rep, wall_s=t)
         progress(f"rep {rep}: plain grand {t:6.1f}s")
         # The floor: the same builds as the ImageBuild actions, by hand (no Bazel, no tooling).
         root = descriptor.load(image_dir / "root.json")
@@ -561,6 +583,7 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
             f"CHILD_SALT=f{rep}-{run_id}",
         )
         floor_t["child"].values.append(t)
+        out.record("floor child", rep=rep, wall_s=t)
         progress(f"rep {rep}: floor child {t:6.1f}s")
         t, _ = plain.floor(
             "grand",
@@ -568,15 +591,18 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
             f"{IMAGES['child']}=docker-image://{child_ref}",
         )
         floor_t["grand"].values.append(t)
+        out.record("floor grand", rep=rep, wall_s=t)
         progress(f"rep {rep}: floor grand {t:6.1f}s")
 
     # Publishing changes: the last repetition's chain, up to date, then one define changed.
     targets = list(labels.values())
     null = bazel.build(targets)
+    out.record("null build", imagebuild=len(null.images), imagespec=null.specs)
     changes = {}
     for name, flag in PUBLISH_CHANGES:
         b = bazel.build(targets, flag)
         changes[name] = b
+        out.record(f"define {name}", imagebuild=len(b.images), imagespec=b.specs)
         progress(f"{flag}: ImageBuild {len(b.images)}, ImageSpec {b.specs}")
 
     # Lost outputs, as after `bazel clean` or on a fresh runner with the same staging:
@@ -584,6 +610,7 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
     for k in IMAGES:
         (image_dir / f"{k}.json").unlink()
     lost = bazel.build(targets)
+    out.record("lost outputs", imagebuild=len(lost.images), hits=lost.hits, wall_s=lost.wall)
     progress(
         f"lost outputs: ImageBuild {len(lost.images)}, staging hits {lost.hits}, {lost.wall:.1f}s"
     )
@@ -600,10 +627,12 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
     # runfiles tree links into it, so the script runs there too, as under `bazel run`.
     sid_run = shutil.which("rocm-pytorch-sid-run")
     t_ours, _ = timed([*([sid_run] if sid_run else []), str(launcher), "--registry", ns_ours])
+    out.record("publish ours", wall_s=t_ours)
     progress(f"publish ours  {t_ours:6.1f}s -> {ns_ours}")
     t = time.monotonic()
     crane_copy(crane, descriptors, specs, ns_crane)
     t_crane = time.monotonic() - t
+    out.record("publish crane", wall_s=t_crane)
     progress(f"publish crane {t_crane:6.1f}s -> {ns_crane}")
 
     # ---- the report ----------------------------------------------------------
@@ -676,7 +705,7 @@ def run(args, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int
     print(f"  ours  bazel run {PKG}:push -- --registry {ns_ours}: {t_ours:.2f}s")
     print(f"  crane copy from staging to {ns_crane}: {t_crane:.2f}s")
     print(f"  ours/crane {ratio(t_ours, t_crane):.2f}x")
-    print(
+    out.summary(
         f"heavy chain: {ratios(action, plain_t, ' plain')},"
         f" host bytes {host_ratio:.2f}x unique, publish-change rebuilds {rebuilds}"
     )

@@ -2,9 +2,10 @@
 
     eval "$(python3 -m tools.engine env --registry)"   # engine, $REGISTRY, crane/skopeo on PATH
     python3 bench/push.py [--rounds 3]
+    python3 bench/push.py --quick   # the one image only, one no-op round
 
 Builds //tests/e2e:push_default_e2e_archs (the default group, gfx950 and
-gfx1201: 26 images, 52 tags), then, each tool into its own fresh namespace of
+gfx1201: 25 images, 50 tags), then, each tool into its own fresh namespace of
 the loopback registry, through a counting proxy (tests/registry/fixtures.py):
 
 - cold push: nothing in the namespace yet;
@@ -20,9 +21,12 @@ is `//tests/e2e:rocm-runtime.push` (gfx950, 2 tags) against crane on the
 same image. Where `bazel` runs in the bootstrap's tree (rocm-pytorch-sid-run
 on PATH), the launcher runs in it too, as under `bazel run`, and so do the
 crane and skopeo wrappers `tools.engine env` puts on PATH. Prints wall
-times, requests per image, and ratios against crane measured in this run.
+times, requests per image, and ratios against crane measured in this run,
+and as the last line `push: no-op ours/crane Rx, cold ours/crane Rx, ...`.
+Each measurement goes to the results file (bench/results.py) as it is made.
 Numbers, not assertions: the goal (no-op within 1.5x of crane, at most
-1 + tags requests per image) is read off the output.
+1 + tags requests per image) is read off the output. `--quick` measures
+the one-image target only (each tool, one no-op round).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import results  # noqa: E402
 from tests.registry.fixtures import FaultProxy  # noqa: E402
 
 TARGET = "//tests/e2e:push_default_e2e_archs"
@@ -53,12 +58,12 @@ def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, check=True, **kw)
 
 
-def build() -> dict[str, tuple[Path, list[dict]]]:
+def build(targets: list[str]) -> dict[str, tuple[Path, list[dict]]]:
     """Build the push targets; per target its launcher and images (staging ref, tags)."""
-    sh(["bazel", "build", TARGET, ONE], cwd=ROOT)
+    sh(["bazel", "build", *targets], cwd=ROOT)
     bin_dir = Path(sh(["bazel", "info", "bazel-bin"], cwd=ROOT).stdout.strip())
     built = {}
-    for target in (TARGET, ONE):
+    for target in targets:
         package, _, name = target[2:].partition(":")
         launcher = bin_dir / package / f"{name}.sh"
         runfiles = Path(f"{launcher}.runfiles/_main")
@@ -106,7 +111,7 @@ def skopeo(images: list[dict], target: str) -> None:
             )
 
 
-def measure(name, fn, proxy: FaultProxy, rounds: int, n_images: int) -> dict:
+def measure(name, fn, proxy: FaultProxy, rounds: int, n_images: int, out) -> dict:
     ns = f"{proxy.host}/bench-{name}-{int(time.time() * 1000)}"
     proxy.requests.clear()
     t = time.monotonic()
@@ -119,7 +124,7 @@ def measure(name, fn, proxy: FaultProxy, rounds: int, n_images: int) -> dict:
         t = time.monotonic()
         fn(ns)
         noop.append(time.monotonic() - t)
-    return {
+    result = {
         "tool": name,
         "cold_s": cold,
         "noop_s": statistics.median(noop),
@@ -127,12 +132,17 @@ def measure(name, fn, proxy: FaultProxy, rounds: int, n_images: int) -> dict:
         "noop_req_per_image": len(proxy.requests) / n_images,
         "noop_writes": len(proxy.writes()),
     }
+    out.record(name, images=n_images, noop_rounds_s=noop, **result)
+    return result
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="no-op rounds (median)")
+    results.add_arguments(parser)
     args = parser.parse_args()
+    if args.quick:
+        args.rounds = 1
     registry = os.environ.get("REGISTRY")
     if not registry:
         print(
@@ -151,14 +161,16 @@ def main() -> int:
                 ' eval "$(python3 -m tools.engine env --registry)" puts it on PATH)',
                 file=sys.stderr,
             )
-    built = build()
-    launcher, images = built[TARGET]
+    out = results.Results("push", args)
+    target = ONE if args.quick else TARGET
+    built = build(sorted({target, ONE}))
+    launcher, images = built[target]
     one_launcher, one = built[ONE]
     n = len(images)
     n_tags = sum(len(i["tags"]) for i in images)
     print(f"{n} images, {n_tags} tags, from staging")
     proxy = FaultProxy(registry)
-    results = []
+    measured = []
     try:
         runners = {
             "ours": lambda ns: ours(launcher, ns),
@@ -166,20 +178,23 @@ def main() -> int:
             "skopeo": lambda ns: skopeo(images, ns),
         }
         for name in tools:
-            results.append(measure(name, runners[name], proxy, args.rounds, n))
-        single = {
-            "ours": measure("ours-1", lambda ns: ours(one_launcher, ns), proxy, args.rounds, 1),
-        }
-        if "crane" in tools:
-            single["crane"] = measure("crane-1", lambda ns: crane(one, ns), proxy, args.rounds, 1)
+            measured.append(measure(name, runners[name], proxy, args.rounds, n, out))
+        single = {}
+        if "crane" in tools and not args.quick:  # --quick: the runs above were the one image
+            single["ours"] = measure(
+                "ours-1", lambda ns: ours(one_launcher, ns), proxy, args.rounds, 1, out
+            )
+            single["crane"] = measure(
+                "crane-1", lambda ns: crane(one, ns), proxy, args.rounds, 1, out
+            )
     finally:
         proxy.stop()
-    base = next((r for r in results if r["tool"] == "crane"), results[0])
+    base = next((r for r in measured if r["tool"] == "crane"), measured[0])
     print(
         f"{'tool':8} {'cold s':>8} {'no-op s':>8} {'cold/crane':>10} {'no-op/crane':>11}"
         f" {'req/img cold':>12} {'req/img no-op':>13} {'no-op writes':>12}"
     )
-    for r in results:
+    for r in measured:
         print(
             f"{r['tool']:8} {r['cold_s']:8.2f} {r['noop_s']:8.2f}"
             f" {r['cold_s'] / base['cold_s']:10.2f} {r['noop_s'] / base['noop_s']:11.2f}"
@@ -193,6 +208,14 @@ def main() -> int:
             f"one image ({one[0]['repo']}, {len(one[0]['tags'])} tags) no-op: ours {o:.2f} s,"
             f" crane {c:.2f} s, ratio {o / c:.2f}x (goal <= 1.5x)"
         )
+    mine, vs = measured[0], base["tool"]
+    out.summary(
+        f"push: {n} images, no-op ours/{vs} {mine['noop_s'] / base['noop_s']:.2f}x,"
+        f" cold ours/{vs} {mine['cold_s'] / base['cold_s']:.2f}x,"
+        f" no-op {mine['noop_req_per_image']:.1f} requests per image"
+        f" (goal <= {1 + n_tags / n:.0f}),"
+        f" no-op writes {mine['noop_writes']}"
+    )
     return 0
 
 

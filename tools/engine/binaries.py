@@ -75,8 +75,9 @@ def find_tools() -> Tools:
     where = f"nor in the sid tree {found[1]}" if found else f"and there is no `{RUNNER}`"
     raise EngineError(
         f"cannot start the private Docker engine: {', '.join(missing)} not found on PATH,"
-        f" in /usr/sbin or /usr/bin, {where}. Run `tools/bootstrap.sh` as root or with sudo (it installs"
-        " Debian's docker.io, containerd, runc and docker-buildx in its sid tree), or install"
+        f" in /usr/sbin or /usr/bin, {where}. Run `tools/bootstrap.sh` as root or with sudo"
+        " (it installs Debian's docker.io, containerd, runc and docker-buildx in its sid tree),"
+        " or install"
         " them (`apt-get install docker.io containerd runc docker-buildx`), or point"
         " DOCKER_HOST at a running engine"
     )
