@@ -215,7 +215,7 @@ def main() -> int:
         summary = [line for line in log.read_text().splitlines() if line.startswith("# upstream:")]
         return f"{wall:.0f}s; {summary[-1][2:] if summary else ''}"
 
-    @check(f"rocm-runtime, base ({ARCH}), triton-wheel, pytorch-src build from docker/ (cold)")
+    @check(f"the pytorch chain ({ARCH}: rocm-runtime to runtime) builds from docker/ (cold)")
     def _family():
         spawns, wall = run.build(*TARGETS)
         timings["family"] = wall
