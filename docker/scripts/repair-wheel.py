@@ -14,7 +14,9 @@ Not vendored, because every image of the family has them, or because they
 must match the host:
   - glibc, libstdc++, libgcc_s, zlib (the distro base);
   - anything under /opt/rocm* (rocm-runtime ships ROCm) or the Python
-    environment (torch's libraries come with the torch wheel);
+    environment (torch's libraries come with the torch wheel; ldd looks for
+    them in the lib/ directories of the environment's packages, since an
+    extension built against torch has no RUNPATH to torch/lib);
   - RDMA user-space drivers (libibverbs, librdmacm, libmlx5, libefa): they
     load provider plugins matching the host's NIC drivers, so the serving
     image installs the distro's packages instead.
@@ -44,8 +46,28 @@ SYSTEM = re.compile(
 PROVIDED_PREFIXES = ("/opt/rocm", sysconfig.get_paths()["purelib"], sys.prefix)
 
 
-def run(*args: str) -> str:
-    return subprocess.run(args, check=True, capture_output=True, text=True).stdout.strip()
+def run(*args: str, env: dict[str, str] | None = None) -> str:
+    return subprocess.run(args, check=True, capture_output=True, text=True, env=env).stdout.strip()
+
+
+def package_lib_dirs() -> list[str]:
+    """The lib/ directories of the packages installed in this environment (torch/lib, ...).
+
+    An extension built against one of them (torchvision against torch) has no
+    RUNPATH to it: at run time its libraries are found because importing that
+    package loaded them first. ldd must be told where they are, or it calls
+    them missing; they are provided, never vendored (PROVIDED_PREFIXES).
+    """
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    return sorted(str(d) for d in purelib.glob("*/lib") if d.is_dir())
+
+
+def ldd_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = ":".join(
+        [*package_lib_dirs(), *filter(None, [env.get("LD_LIBRARY_PATH", "")])]
+    )
+    return env
 
 
 def is_elf(path: Path) -> bool:
@@ -58,7 +80,7 @@ def is_elf(path: Path) -> bool:
 def dependencies(path: Path) -> dict[str, Path]:
     """soname -> resolved path of everything `path` loads, transitively."""
     result: dict[str, Path] = {}
-    for line in run("ldd", str(path)).splitlines():
+    for line in run("ldd", str(path), env=ldd_env()).splitlines():
         match = re.match(r"\s*(\S+) => (\S+)", line)
         if not match:
             continue

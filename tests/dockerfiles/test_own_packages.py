@@ -139,3 +139,56 @@ def test_check_shared_libs_reads_every_library_a_distribution_owns(tmp_path):
     assert ok.returncode == 0, ok.stderr
     missing = run("check-shared-libs.sh", "nixl", path=site)
     assert missing.returncode == 1 and "package nixl is not installed" in missing.stderr
+
+
+def _repair_wheel(purelib: Path):
+    """repair-wheel.py as a module, in an environment whose site-packages is ``purelib``."""
+    import importlib.util
+    import sysconfig
+
+    spec = importlib.util.spec_from_file_location("repair_wheel", SCRIPTS / "repair-wheel.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    paths = dict(sysconfig.get_paths(), purelib=str(purelib))
+    module.sysconfig = type("sysconfig", (), {"get_paths": staticmethod(lambda: paths)})
+    module.PROVIDED_PREFIXES = ("/opt/rocm", str(purelib))
+    return module
+
+
+def _cc(*args: str) -> None:
+    subprocess.run(["cc", *args], check=True, capture_output=True)
+
+
+def test_repair_wheel_finds_an_installed_packages_libraries_without_a_runpath(tmp_path):
+    # torchvision's extension links torch's libraries with no RUNPATH to torch/lib (the
+    # loader has them once `import torch` ran): ldd alone calls them missing.
+    site = tmp_path / "site-packages"
+    (site / "torch/lib").mkdir(parents=True)
+    (tmp_path / "t.c").write_text("int torch_hip_has_magma(void) { return 1; }\n")
+    _cc("-shared", "-fPIC", "-Wl,-soname,libtorch_hip.so", str(tmp_path / "t.c"), "-o",
+        str(site / "torch/lib/libtorch_hip.so"))  # fmt: skip
+    (tmp_path / "e.c").write_text(
+        "int torch_hip_has_magma(void);\nint f(void) { return torch_hip_has_magma(); }\n"
+    )
+    ext = tmp_path / "_C.so"
+    _cc(
+        "-shared",
+        "-fPIC",
+        str(tmp_path / "e.c"),
+        "-o",
+        str(ext),
+        f"-L{site / 'torch/lib'}",
+        "-ltorch_hip",
+    )
+    repair = _repair_wheel(site)
+    found = repair.dependencies(ext)
+    assert found["libtorch_hip.so"] == site / "torch/lib/libtorch_hip.so"
+    assert not repair.wanted("libtorch_hip.so", found["libtorch_hip.so"], tmp_path / "wheel")
+    # without the environment's lib dirs it is the old failure
+    repair.package_lib_dirs = lambda: []
+    try:
+        repair.dependencies(ext)
+    except SystemExit as e:
+        assert "needs libtorch_hip.so, missing in the build image" in str(e)
+    else:
+        raise AssertionError("ldd found libtorch_hip.so without the environment's lib dirs")
