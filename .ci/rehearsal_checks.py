@@ -66,6 +66,8 @@ TARGETS = [
     f"//images:pytorch-wheel.{ARCH}",
     f"//images:pytorch-test.{ARCH}",
     f"//images:pytorch-run.{ARCH}",
+    f"//images:torchvision-wheel.{ARCH}",
+    f"//images:cupy-wheel.{ARCH}",
 ]
 # Their logs (images/private/image.bzl: logs/<package>/<target>.log), and the RUNs
 # of docker/ they must have executed: the slice of docker/ the rehearsal covers.
@@ -78,6 +80,8 @@ LOGS = [
     f"pytorch-wheel.{ARCH}",
     f"pytorch-test.{ARCH}",
     f"pytorch-run.{ARCH}",
+    f"torchvision-wheel.{ARCH}",
+    f"cupy-wheel.{ARCH}",
 ]
 REQUIRED = [
     "Dockerfile.rocm-runtime",
@@ -85,6 +89,8 @@ REQUIRED = [
     "Dockerfile.triton",
     "Dockerfile.pytorch",
     "Dockerfile.runtime",
+    "Dockerfile.torchvision",
+    "Dockerfile.cupy",
 ]
 UPSTREAM = "//images/rehearsal:upstream"
 BUILDS = ("UpstreamBuild", "ImageBuild")
@@ -215,7 +221,7 @@ def main() -> int:
         summary = [line for line in log.read_text().splitlines() if line.startswith("# upstream:")]
         return f"{wall:.0f}s; {summary[-1][2:] if summary else ''}"
 
-    @check(f"the pytorch chain ({ARCH}: rocm-runtime to runtime) builds from docker/ (cold)")
+    @check(f"the pytorch chain and two wheels ({ARCH}) build from docker/ (cold)")
     def _family():
         spawns, wall = run.build(*TARGETS)
         timings["family"] = wall
@@ -280,6 +286,16 @@ def main() -> int:
         )
         results.append(
             image_check.check_source_tree(images["//images:pytorch-src"], "/src/pytorch")
+        )
+        results.append(
+            image_check.check_extension_wheels(
+                images[f"//images:pytorch.{ARCH}"],
+                [
+                    images[f"//images:torchvision-wheel.{ARCH}"],
+                    images[f"//images:cupy-wheel.{ARCH}"],
+                ],
+                ARCH,
+            )
         )
         results += image_check.check_runtime(
             images[f"//images:pytorch-run.{ARCH}"],

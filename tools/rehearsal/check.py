@@ -292,6 +292,35 @@ def check_runtime(runtime: str, base: str, arch: str, python: str) -> list[Resul
     return results
 
 
+def check_extension_wheels(pytorch: str, wheel_images: list[str], arch: str) -> Result:
+    """The extension wheels (torchvision, cupy) install in the pytorch image without an
+    index and import, their GPU code built for ``arch`` only, torchvision with its
+    vendored image codecs."""
+    with tempfile.TemporaryDirectory() as tmp:
+        names = []
+        for n, image in enumerate(wheel_images):
+            (Path(tmp) / str(n)).mkdir()
+            names += [w.name for w in copy_out(image, "/wheels", Path(tmp) / str(n)).iterdir()]
+        out = run_in(
+            pytorch,
+            "python -m pip install --quiet --no-index --no-deps /w/*/wheels/*.whl && python -c"
+            " 'import torchvision, cupy; print(torchvision.__version__,"
+            ' ",".join(torchvision.extension_archs()), cupy.__version__,'
+            ' ",".join(cupy.get_targets())); print(torchvision.image_codecs())\'',
+            mount=Path(tmp),
+        )
+    first, codecs = (out.strip().splitlines() + ["", ""])[:2]
+    words = first.split()
+    ok = len(words) == 4 and words[1] == arch and words[3] == arch and "jpeg" in codecs
+    return Result(
+        "extension wheels",
+        ok,
+        f"{', '.join(sorted(names))} install in pytorch without an index; torchvision"
+        f" {words[0] if words else '?'} ({codecs}) and cupy {words[2] if len(words) > 2 else '?'}"
+        f" carry GPU code for {sorted({w for w in words[1::2]})}",
+    )
+
+
 def run(arch: str, upstream: Path, runtime: Path, base: Path) -> list[Result]:
     loaded = {
         "upstream": desc.load(upstream),
