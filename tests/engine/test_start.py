@@ -153,6 +153,13 @@ def test_a_stop_ends_a_daemon_the_launcher_forked_but_has_not_exec_d_yet(scratch
         [sys.executable, "-c", "import time; time.sleep(120)", lifecycle.LAUNCHER, str(state.root)]
     )
     try:
+        # Popen returns at the fork: until the child execs, its command line is pytest's
+        # (the very race the stop handles for the launcher, one level down).
+        cmdline = Path(f"/proc/{fork.pid}/cmdline")
+        deadline = time.monotonic() + 60
+        while lifecycle.LAUNCHER.encode() not in cmdline.read_bytes():
+            assert time.monotonic() < deadline, "the stand-in fork never exec'd"
+            time.sleep(0.01)
         state.pid_file("dockerd").write_text(f"{fork.pid}\n")
         assert lifecycle.stop_engine(state, lambda _m: None) == [f"dockerd {fork.pid}"]
         assert fork.wait(timeout=10) is not None
