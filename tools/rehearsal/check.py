@@ -309,7 +309,7 @@ def check_extension_wheels(pytorch: str, wheel_images: list[str], arch: str) -> 
             ' ",".join(cupy.get_targets())); print(torchvision.image_codecs())\'',
             mount=Path(tmp),
         )
-    first, codecs = (out.strip().splitlines() + ["", ""])[:2]
+    first, codecs = [*out.strip().splitlines(), "", ""][:2]
     words = first.split()
     ok = len(words) == 4 and words[1] == arch and words[3] == arch and "jpeg" in codecs
     return Result(
