@@ -14,6 +14,24 @@ _BAZEL_VARS = ["BINDIR", "COMPILATION_MODE", "GENDIR", "TARGET_CPU"]
 # The lower-case `--define` keys the image rules read.
 LOWERCASE_KEYS = ["arch", "attest", "builders", "cache_registry", "registry", "sign", "staging", "upstream"]
 
+# The build args a Dockerfile of docker/ declares beyond the catalogue's keys
+# and PYTORCH_ROCM_ARCH: //images passes them only when `--define NAME=VALUE`
+# gives one (e.g. `--define UCX_REF=v1.20.0`), to the images whose stage reads
+# it; otherwise the Dockerfile's default holds. They shape the image but not
+# its tags. tests/dockerfiles/family.py (OPTIONAL_ARGS) holds their defaults,
+# and outline_test the Dockerfiles to exactly this list.
+OPTIONAL_ARGS = [
+    "AITER_REF",
+    "FLASH_ATTN_REF",
+    "SCCACHE_BUCKET",
+    "SCCACHE_ENDPOINT",
+    "SCCACHE_REGION",
+    "SCCACHE_VERSION",
+    "SCCACHE_WEBDAV_ENDPOINT",
+    "TRITON_KERNELS_REF",
+    "UCX_REF",
+]
+
 # `--define upstream=` values: the stand-in upstreams a build may use instead of
 # pulling UPSTREAM_IMAGE (--config=rehearsal sets `rehearsal`).
 UPSTREAMS = {"rehearsal": "//images/rehearsal:upstream"}
@@ -53,7 +71,7 @@ def unknown_define_error(var, value_keys):
     """The error for a `--define` key nobody reads, or None.
 
     An upper-case key must be a catalogue `[defaults]` key (they are upper
-    case); a lower-case key close to one the rules read (`regsitry`) is a
+    case) or one of OPTIONAL_ARGS; a lower-case key close to one the rules read (`regsitry`) is a
     typo. Other lower-case keys may belong to other rules and pass.
 
     Args:
@@ -64,16 +82,17 @@ def unknown_define_error(var, value_keys):
       str or None.
     """
     for key in sorted(var.keys()):
-        if key in _BAZEL_VARS or key in value_keys or key in LOWERCASE_KEYS:
+        if key in _BAZEL_VARS or key in value_keys or key in LOWERCASE_KEYS or key in OPTIONAL_ARGS:
             continue
         if key.upper() == key and key.lower() != key:
-            hint = _nearest(key, value_keys)
-            return "--define %s=%s: %s is not a catalogue key; %s(keys: %s)" % (
+            hint = _nearest(key, value_keys + OPTIONAL_ARGS)
+            return "--define %s=%s: %s is neither a catalogue key nor an optional build arg; %s(keys: %s; optional build args: %s)" % (
                 key,
                 var[key],
                 key,
                 "did you mean %s? " % hint if hint else "",
                 ", ".join(value_keys),
+                ", ".join(OPTIONAL_ARGS),
             )
         hint = _nearest(key, LOWERCASE_KEYS)
         if hint:

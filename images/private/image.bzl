@@ -1,7 +1,7 @@
 """Implementation of rocm_image_rule: one catalogue target, one arch, one image in staging."""
 
 load(":arch_transition.bzl", "ARCH_SETTING", "arch_transition", "current_arch")
-load(":defines.bzl", "builder_for", "check_defines")
+load(":defines.bzl", "OPTIONAL_ARGS", "builder_for", "check_defines")
 load(":image_info.bzl", "ImageInfo")
 
 _DOC = """Builds one catalogue target for one GPU architecture with `docker buildx build`.
@@ -209,7 +209,8 @@ def spec_arguments(var, catalog_path, target, arch, value_keys, out_path, status
     """The `tagconf spec` command line for one image, with the `--define` overrides.
 
     Args:
-      var: dict, the make variables (`ctx.var`): `--define KEY=VALUE` lands here.
+      var: dict, the make variables (`ctx.var`): `--define KEY=VALUE` lands here
+        (catalogue keys become `--set`, OPTIONAL_ARGS `--arg`).
       catalog_path: str, path of the catalogue.
       target: str, catalogue target name.
       arch: str or None.
@@ -227,6 +228,9 @@ def spec_arguments(var, catalog_path, target, arch, value_keys, out_path, status
     for key in value_keys:
         if key in var and key != "VCS_REF":
             argv += ["--set", "%s=%s" % (key, var[key])]
+    for key in OPTIONAL_ARGS:
+        if key in var:
+            argv += ["--arg", "%s=%s" % (key, var[key])]
     if var.get("VCS_REF"):
         argv += ["--vcs-ref", var["VCS_REF"]]
     elif status_path:

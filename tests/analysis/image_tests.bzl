@@ -140,6 +140,7 @@ def _define_overrides_reach_tagconf_impl(ctx):
             "every kind of define",
             {
                 "PYTORCH_VERSION": "2.16.0",
+                "UCX_REF": "v1.20.0",
                 "VCS_REF": "0123abc",
                 "registry": "127.0.0.1:5000/x",
                 "cache_registry": "127.0.0.1:5000/c",
@@ -151,6 +152,8 @@ def _define_overrides_reach_tagconf_impl(ctx):
                 "gfx1201",
                 "--set",
                 "PYTORCH_VERSION=2.16.0",
+                "--arg",
+                "UCX_REF=v1.20.0",
                 "--vcs-ref",
                 "0123abc",
                 "--registry",
@@ -346,12 +349,18 @@ def _define_checks_impl(ctx):
         (
             "misspelled catalogue key",
             {"PYTORCH_VERION": "2.16.0"},
-            "--define PYTORCH_VERION=2.16.0: PYTORCH_VERION is not a catalogue key; did you mean PYTORCH_VERSION? (keys: ROCM_VERSION, PYTORCH_VERSION, VCS_REF)",
+            "--define PYTORCH_VERION=2.16.0: PYTORCH_VERION is neither a catalogue key nor an optional build arg; did you mean PYTORCH_VERSION? (keys: ROCM_VERSION, PYTORCH_VERSION, VCS_REF; optional build args: %s)" % _OPTIONAL,
         ),
         (
             "unknown upper-case key, nothing close",
             {"FOO": "1"},
-            "--define FOO=1: FOO is not a catalogue key; (keys: ROCM_VERSION, PYTORCH_VERSION, VCS_REF)",
+            "--define FOO=1: FOO is neither a catalogue key nor an optional build arg; (keys: ROCM_VERSION, PYTORCH_VERSION, VCS_REF; optional build args: %s)" % _OPTIONAL,
+        ),
+        ("optional build arg", {"UCX_REF": "v1.20.0"}, None),
+        (
+            "misspelled optional build arg",
+            {"UCX_RF": "v1.20.0"},
+            "--define UCX_RF=v1.20.0: UCX_RF is neither a catalogue key nor an optional build arg; did you mean UCX_REF? (keys: ROCM_VERSION, PYTORCH_VERSION, VCS_REF; optional build args: %s)" % _OPTIONAL,
         ),
         ("misspelled lower-case key", {"regsitry": "h/n"}, "--define regsitry=h/n: unknown key regsitry; did you mean registry?"),
     ]
@@ -378,6 +387,8 @@ def _define_checks_impl(ctx):
     return unittest.end(env)
 
 define_checks_test = unittest.make(_define_checks_impl)
+
+_OPTIONAL = "AITER_REF, FLASH_ATTN_REF, SCCACHE_BUCKET, SCCACHE_ENDPOINT, SCCACHE_REGION, SCCACHE_VERSION, SCCACHE_WEBDAV_ENDPOINT, TRITON_KERNELS_REF, UCX_REF"
 
 def _upstream_define_impl(ctx):
     """`--define upstream=` names a stand-in upstream (--config=rehearsal) or fails naming them."""

@@ -26,6 +26,7 @@ from tests.dockerfiles.family import (
     CATALOG,
     DOCKERFILE_IDS,
     DOCKERFILES,
+    OPTIONAL_ARGS,
     TARGET_IDS,
     TARGETS,
     UPSTREAM_TARGETS,
@@ -345,3 +346,19 @@ def test_vllm_builds_flash_attention_on_every_arch_run_and_installs_it_when_buil
     assert "if [ -e /tmp/wheels/flash-attn/NOT-BUILT ]" in install.body
     assert '"${fa[@]}" /tmp/wheels/vllm' in install.body
     assert 'torchvision "${fa_libs[@]}" vllm' in install.body
+
+
+def test_optional_args_are_the_ones_the_rules_pass():
+    """`--define NAME=VALUE` reaches the optional build args of family.py, all and only those.
+
+    images/private/defines.bzl's OPTIONAL_ARGS (BUILD passes it as JSON) is what
+    the image rules forward to tagconf; family.py's OPTIONAL_ARGS is what the
+    Dockerfiles declare (outline_test). A name in one list only is an arg a
+    user cannot set, or a `--define` that reaches no Dockerfile.
+    """
+    rules = set(json.loads(os.environ["OPTIONAL_ARGS"]))
+    declared = {name for args in OPTIONAL_ARGS.values() for name in args}
+    assert rules == declared, (
+        f"only in images/private/defines.bzl: {sorted(rules - declared)};"
+        f" only in tests/dockerfiles/family.py: {sorted(declared - rules)}"
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -314,3 +315,34 @@ def test_build_spec_bad_dockerfile(run, tmp_path, text, fragment):
     assert fragment in result.err
     assert result.err.rstrip().endswith("pass the target's Dockerfile")
     assert "Traceback" not in result.err
+
+
+def test_build_spec_takes_an_optional_build_arg_only_where_the_stage_reads_it(run, tmp_path):
+    # should pass --arg into the build args of a stage that declares it...
+    reads = STAGED.replace("ARG PYTHON_VERSION\n", "ARG PYTHON_VERSION\nARG UCX_REF=v1.19.0\n", 1)
+    assert reads != STAGED
+    result, data = _build_spec(run, tmp_path, reads, "--arg", "UCX_REF=v1.20.0")
+    assert result.code == 0, result.err
+    assert data["build_args"]["UCX_REF"] == "v1.20.0"
+    # ...and drop it where no stage reads it, so it rebuilds nothing there
+    result, data = _build_spec(run, tmp_path, STAGED, "--arg", "UCX_REF=v1.20.0")
+    assert result.code == 0, result.err
+    assert "UCX_REF" not in data["build_args"]
+    # it shapes the content, never the tags
+    spec = json.loads((tmp_path / "spec.json").read_text())
+    assert "v1.20.0" not in json.dumps(spec["tags"])
+
+
+@pytest.mark.parametrize(
+    "value,fragment",
+    [
+        ("UCX_REF", "expected NAME=VALUE"),
+        ("ucx_ref=1", "expected NAME=VALUE"),
+        ("PYTORCH_VERSION=2.16.0", "a catalogue key; pass it with --set PYTORCH_VERSION=2.16.0"),
+        ("PYTORCH_ROCM_ARCH=gfx942", "the arch; pass it with --arch"),
+    ],
+)
+def test_build_spec_refuses_an_optional_arg_that_is_not_one(run, tmp_path, value, fragment):
+    result, _ = _build_spec(run, tmp_path, STAGED, "--arg", value)
+    assert result.code == 2
+    assert fragment in result.err

@@ -11,6 +11,7 @@ import argparse
 import difflib
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,7 +22,7 @@ from tools.tagconf import starlark
 from tools.tagconf.errors import TagconfError, UsageError
 from tools.tagconf.model import Catalog, Target
 from tools.tagconf.registry import check_registry
-from tools.tagconf.spec import build_spec, image_spec
+from tools.tagconf.spec import ARCH_BUILD_ARG, build_spec, image_spec
 from tools.tagconf.tags import (
     KINDS,
     check_collisions,
@@ -181,6 +182,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="",
         metavar="R",
         help="registry/namespace of the BuildKit cache (default: no cache)",
+    )
+    spec.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an optional build arg of the Dockerfile, not a catalogue key (e.g."
+        " UCX_REF=v1.20.0): in the build spec if the stage reads it; never in tags",
     )
     spec.add_argument("--output", type=Path, help="write here instead of stdout")
     spec.add_argument(
@@ -367,6 +376,23 @@ def _stage_reads(path: Path, target: Target, err):
     return reads
 
 
+def _optional_args(catalog: Catalog, assignments: list[str]) -> dict[str, str]:
+    """--arg NAME=VALUE: build args beyond the catalogue's keys (and the arch's)."""
+    extra: dict[str, str] = {}
+    for text in assignments:
+        key, sep, value = text.partition("=")
+        if not sep or not re.fullmatch(r"[A-Z][A-Z0-9_]*", key):
+            raise UsageError(f"--arg {text}", "expected NAME=VALUE", "e.g. --arg UCX_REF=v1.20.0")
+        if key in catalog.defaults or key == ARCH_BUILD_ARG:
+            raise UsageError(
+                f"--arg {text}",
+                f"{key} is {'the arch' if key == ARCH_BUILD_ARG else 'a catalogue key'}",
+                "pass it with --arch" if key == ARCH_BUILD_ARG else f"pass it with --set {text}",
+            )
+        extra[key] = value
+    return extra
+
+
 def _cmd_spec(args: argparse.Namespace, out) -> int:
     catalog = _load(args)
     target = catalog.target(args.target)
@@ -383,7 +409,8 @@ def _cmd_spec(args: argparse.Namespace, out) -> int:
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     if args.build_output:
         reads = _stage_reads(args.dockerfile, target, sys.stderr) if args.dockerfile else None
-        build = build_spec(catalog, target, arch, values, cache, reads)
+        extra = _optional_args(catalog, args.arg)
+        build = build_spec(catalog, target, arch, values, cache, reads, extra)
         args.build_output.write_text(json.dumps(build, indent=2, sort_keys=True) + "\n")
     if args.output:
         args.output.write_text(text, encoding="utf-8")

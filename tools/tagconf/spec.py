@@ -62,6 +62,7 @@ def build_spec(
     values: Mapping[str, str],
     cache_registry: str = "",
     reads: Callable[[Mapping[str, str]], set[str]] | None = None,
+    optional_args: Mapping[str, str] | None = None,
 ) -> dict[str, object]:
     """What shapes the bytes of ``target`` for ``arch``: the ImageBuild action's only spec.
 
@@ -72,11 +73,14 @@ def build_spec(
     The cache ref is here because the build reads and writes that cache.
     ``reads``, given the build args, names those the Dockerfile's stage reads
     (the others are dropped, so changing one rebuilds nothing).
+    ``optional_args`` are build args beyond the catalogue's keys (a Dockerfile's
+    own optional ARGs, ``--define UCX_REF=...``): content, never tags.
     """
     tags = render_tags(catalog, target, arch, values)
     build_args = {k: v for k, v in values.items() if k != VCS_REF_KEY}
     if tags.arch:
         build_args[ARCH_BUILD_ARG] = tags.arch
+    build_args.update(optional_args or {})
     if reads is not None:
         names = reads(build_args)
         build_args = {k: v for k, v in build_args.items() if k in names}
