@@ -124,6 +124,36 @@ def test_a_pin_is_the_pinned_sources_commit(tmp_path):
     assert (tmp_path / "sources" / "b" / "pin.txt").read_text() == "COMMIT=@c@\n"  # untouched
 
 
+def test_an_arg_pin_becomes_a_rehearsal_define_of_the_stand_ins_commit(tmp_path):
+    config = _config(tmp_path, '[args]\nSOME_REF = "b"\n' + TWO)
+    loaded = sources.load(config, DEFAULTS)
+    pins = sources.arg_pins(config)
+    assert pins == {"SOME_REF": "b"}
+    text = sources.bazelrc(loaded, pins)
+    commit = sources.build(loaded, tmp_path / "root")["b"]
+    assert text.splitlines()[-1] == f"build:rehearsal --define SOME_REF={commit}"
+    assert text == sources.bazelrc(loaded, pins)  # the same on every run
+
+
+@pytest.mark.parametrize(
+    "table,message",
+    [
+        ('[args]\nSOME_REF = "zz"\n', "[args] SOME_REF names 'zz', which is no source"),
+        ('[args]\nsome_ref = "b"\n', "[args] 'some_ref' is not a build arg name"),
+    ],
+)
+def test_a_bad_arg_pin_names_the_problem(tmp_path, table, message):
+    with pytest.raises(sources.SourcesError) as e:
+        sources.arg_pins(_config(tmp_path, table + TWO))
+    assert message in str(e.value)
+
+
+def test_the_checked_in_arg_pins_name_optional_build_args_of_docker():
+    dockerfiles = "".join(p.read_text() for p in Path("docker").glob("Dockerfile.*"))
+    for arg in sources.arg_pins():
+        assert f"ARG {arg}=" in dockerfiles, f"sources.toml [args] {arg}: no Dockerfile has it"
+
+
 def _fetch(gitconfig: Path, url: str, ref: str, dest: Path, *extra: str) -> str:
     proc = subprocess.run(
         ["bash", str(FETCH), url, ref, str(dest), *extra],
