@@ -111,9 +111,11 @@ def load(config: Path = CONFIG, upstream: Path = UPSTREAM) -> Config:
         if p not in packages:
             raise RustError(f"{config.name}: packages must include {p}")
     crates_dir = config.parent / "crates"
-    crates = tuple(sorted(p for p in crates_dir.iterdir() if (p / "Cargo.toml").is_file())) if (
-        crates_dir.is_dir()
-    ) else ()
+    crates = (
+        tuple(sorted(p for p in crates_dir.iterdir() if (p / "Cargo.toml").is_file()))
+        if (crates_dir.is_dir())
+        else ()
+    )
     return Config(channels, packages, suite, crates)
 
 
@@ -196,11 +198,16 @@ def _tar_gz(entries: list[tuple[str, bytes, int]]) -> bytes:
 
 
 def _files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file() and "target" not in p.parts)
+    """A crate's files, without what building it leaves (target/, Cargo.lock)."""
+    return sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and "target" not in p.relative_to(root).parts and p.name != "Cargo.lock"
+    )
 
 
 def crate_file(crate_dir: Path) -> bytes:
-    """The .crate of a stand-in crate: ``<name>-<version>/`` and its files (no target/)."""
+    """The .crate of a stand-in crate: ``<name>-<version>/`` and its files."""
     name, version, _ = crate_meta(crate_dir)
     return _tar_gz(
         [
@@ -305,7 +312,7 @@ def installer_tarball(component: str, files: dict[str, Path], out: Path) -> str:
     out.parent.mkdir(parents=True, exist_ok=True)
     with (
         out.open("wb") as raw,
-        gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz,
+        gzip.GzipFile("", "wb", 6, raw, mtime=0) as gz,  # no name, no time: reproducible
         tarfile.open(fileobj=gz, mode="w", format=tarfile.GNU_FORMAT) as tar,
     ):
         dirs = {top, f"{top}/{name}"}
@@ -345,7 +352,7 @@ def elf_dynamic(path: Path) -> tuple[str, list[str]] | None:
         head = f.read(64)
         if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
             return None
-        shoff, = struct.unpack_from("<Q", head, 0x28)
+        (shoff,) = struct.unpack_from("<Q", head, 0x28)
         shentsize, shnum = struct.unpack_from("<HH", head, 0x3A)
         f.seek(shoff)
         table = f.read(shentsize * shnum)
@@ -469,13 +476,17 @@ def resolve(opts: list[str], packages: tuple[str, ...]) -> dict[str, str]:
         )
         for stanza in proc.stdout.split("\n\n"):
             fields = dict(
-                line.split(": ", 1) for line in stanza.splitlines() if ": " in line and line[0] != " "
+                line.split(": ", 1)
+                for line in stanza.splitlines()
+                if ": " in line and line[0] != " "
             )
             name = fields.get("Package")
             if not name or name in versions:
                 continue
             versions[name] = fields["Version"]
-            for dep in parse_depends(fields.get("Pre-Depends", "") + "," + fields.get("Depends", "")):
+            for dep in parse_depends(
+                fields.get("Pre-Depends", "") + "," + fields.get("Depends", "")
+            ):
                 if _library_package(dep) and dep not in versions:
                     todo.append(dep)
         for name in packages:

@@ -424,7 +424,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"sources: serving {p.root} on 127.0.0.1:{port}", file=sys.stderr)
             rust_port = None if args.no_rust else start_rust(args.rust_port)
             if rust_port is not None:
-                print(f"sources: serving {rust_paths().www} on 127.0.0.1:{rust_port}", file=sys.stderr)
+                print(
+                    f"sources: serving {rust_paths().www} on 127.0.0.1:{rust_port}", file=sys.stderr
+                )
             text = mirror_settings(port, rust_port)
             if args.mirrors:
                 places.write_atomic(
