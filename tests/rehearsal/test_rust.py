@@ -2,6 +2,7 @@
 the toolchain made of Debian's packages (on a small Debian-shaped tree of made-up ELF
 files), and the crates registry's index and reproducible .crate files, served."""
 
+import gzip
 import hashlib
 import io
 import json
@@ -285,3 +286,23 @@ def test_the_mirror_settings_sources_writes_are_accepted(tmp_path):
     assert loaded.rust_dist_server == "http://127.0.0.1:8080/rustup"
     assert loaded.rust_crates_registry == "sparse+http://127.0.0.1:8080/crates/index/"
     assert "[rust]" not in sources.mirror_settings(9418, None)
+
+
+def test_a_crate_is_the_same_bytes_whatever_zlib_python_links():
+    data = os.urandom(150_000)  # three stored blocks
+    packed = rust._gzip_stored(data)
+    assert gzip.decompress(packed) == data
+    assert packed[:10] == b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # no name, no time
+    assert gzip.decompress(rust._gzip_stored(b"")) == b""
+
+
+def test_the_stand_in_sources_cargo_locks_pin_the_registrys_crates(tmp_path):
+    """A stand-in's Cargo.lock (vLLM's rust/Cargo.lock) names crates-io crates: each must
+    be a stand-in crate at that version with the checksum the registry serves."""
+    sums = rust.build_registry(rust.load().crates, tmp_path)
+    for lock in sorted((rust.CONFIG.parent / "sources").rglob("Cargo.lock")):
+        for package in tomllib.loads(lock.read_text()).get("package", []):
+            if package.get("source", "").startswith("registry+"):
+                key = f"{package['name']} {package['version']}"
+                assert key in sums, f"{lock}: {key} is no stand-in crate"
+                assert package.get("checksum") == sums[key], f"{lock}: {key}'s checksum"

@@ -47,6 +47,7 @@ import tarfile
 import tempfile
 import time
 import tomllib
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -194,7 +195,20 @@ def _tar_gz(entries: list[tuple[str, bytes, int]]) -> bytes:
             info = tarfile.TarInfo(path)
             info.size, info.mode, info.mtime = len(data), mode, _MTIME
             tar.addfile(info, io.BytesIO(data))
-    return gzip.compress(raw.getvalue(), compresslevel=6, mtime=0)
+    return _gzip_stored(raw.getvalue())
+
+
+def _gzip_stored(data: bytes) -> bytes:
+    """``data`` as a gzip stream of stored (uncompressed) deflate blocks: the same bytes
+    whichever zlib the host's Python links (zlib-ng's deflate output differs from
+    zlib's), so a .crate's checksum, which a Cargo.lock pins, is the same anywhere."""
+    out = bytearray(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff")  # no name, no time
+    blocks = [data[i : i + 0xFFFF] for i in range(0, len(data), 0xFFFF)] or [b""]
+    for i, block in enumerate(blocks):
+        out += bytes([1 if i == len(blocks) - 1 else 0])
+        out += struct.pack("<HH", len(block), len(block) ^ 0xFFFF) + block
+    out += struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+    return bytes(out)
 
 
 def _files(root: Path) -> list[Path]:
