@@ -112,11 +112,7 @@ def load(config: Path = CONFIG, upstream: Path = UPSTREAM) -> Config:
         if p not in packages:
             raise RustError(f"{config.name}: packages must include {p}")
     crates_dir = config.parent / "crates"
-    crates = (
-        tuple(sorted(p for p in crates_dir.iterdir() if (p / "Cargo.toml").is_file()))
-        if (crates_dir.is_dir())
-        else ()
-    )
+    crates = tuple(sorted(p.parent for p in crates_dir.glob("*/Cargo.toml")))
     return Config(channels, packages, suite, crates)
 
 
