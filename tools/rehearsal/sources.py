@@ -17,6 +17,10 @@ port (``start``); the mirror settings' ``[git.rewrite]`` then maps
 GitHub to its git mirror. Shallow fetches of a tag or of a commit work as
 they do from GitHub (``uploadpack.allowAnySHA1InWant``).
 
+``start`` also serves the stand-in Rust release channel and crates registry
+(tools/rehearsal/rust.py: ``images/rehearsal/rust.toml``, ``crates/``) with
+a static HTTP server on loopback, for the mirror settings' ``[rust]``.
+
 A pin by commit in docker/ (an optional build arg holding a sha of the real
 project, such as TRITON_KERNELS_REF) cannot be served: no stand-in has that
 sha. The ``[args]`` table of the configuration names, per such arg, the
@@ -44,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools import daemon, places
+from tools.rehearsal import rust
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "images" / "rehearsal" / "sources.toml"
@@ -295,6 +300,30 @@ def paths() -> Paths:
     return Paths(places.state_dir(DIR_ENV, "sources"))
 
 
+def rust_paths() -> rust.Paths:
+    """Where the stand-in Rust servers' trees, downloads and server live."""
+    return rust.Paths(paths().dir / "rust")
+
+
+def start_rust(port: int = 0) -> int:
+    """Build (when changed) and serve the stand-in Rust release channel and registry."""
+    with daemon.locked(paths().lock, "sources: waiting for another start or stop"):
+        try:
+            return rust.start(rust.load(), rust_paths(), port)
+        except rust.RustError as e:
+            raise SourcesError(f"rust: {e}") from None
+
+
+def mirror_settings(git_port: int, rust_port: int | None) -> str:
+    """The mirror settings that send GitHub, and rustup and crates-io, to the servers."""
+    original, mirror = rewrite(git_port)
+    text = f'[git.rewrite]\n"{original}" = "{mirror}"\n'
+    if rust_port is not None:
+        dist, registry = rust.settings(rust_port)
+        text += f'\n[rust]\ndist_server = "{dist}"\ncrates_registry = "{registry}"\n'
+    return text
+
+
 def rewrite(port: int) -> tuple[str, str]:
     """The mirror settings' [git.rewrite] entry that sends GitHub to the server."""
     return HOST, f"git://127.0.0.1:{port}/github.com/"
@@ -404,14 +433,22 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p_start = sub.add_parser(
         "start",
-        help="build the repositories and serve them (again after a stand-in changed);"
-        " prints the [git.rewrite] line for the mirror settings",
+        help="build the repositories and the Rust servers and serve them (again after a"
+        " stand-in changed); prints the [git.rewrite] and [rust] mirror settings",
     )
     p_start.add_argument("--port", type=int, default=0, help="loopback port (default: a free one)")
     p_start.add_argument(
+        "--rust-port", type=int, default=0, help="the Rust servers' port (default: a free one)"
+    )
+    p_start.add_argument(
+        "--no-rust",
+        action="store_true",
+        help="leave out the stand-in Rust release channel and crates registry",
+    )
+    p_start.add_argument(
         "--mirrors",
         type=Path,
-        help="also write a mirror settings file with that rewrite to this path"
+        help="also write a mirror settings file with that rewrite and [rust] to this path"
         " (use it with ROCM_PYTORCH_MIRRORS=PATH)",
     )
     p_rc = sub.add_parser(
@@ -425,24 +462,30 @@ def main(argv: list[str] | None = None) -> int:
         help="write the checkout's images/rehearsal/pins.bazelrc (under `bazel run`: the"
         " workspace's)",
     )
-    sub.add_parser("stop", help="stop the server")
-    sub.add_parser("status", help="the port and each source's URL, tag and commit")
+    sub.add_parser("stop", help="stop the servers")
+    sub.add_parser(
+        "status", help="the ports, each source's URL, tag and commit, the toolchain and crates"
+    )
     args = parser.parse_args(argv)
     p = paths()
     try:
         if args.command == "start":
             port = start(load(), args.port)
-            original, mirror = rewrite(port)
-            line = f'"{original}" = "{mirror}"'
             print(f"sources: serving {p.root} on 127.0.0.1:{port}", file=sys.stderr)
+            rust_port = None if args.no_rust else start_rust(args.rust_port)
+            if rust_port is not None:
+                print(
+                    f"sources: serving {rust_paths().www} on 127.0.0.1:{rust_port}", file=sys.stderr
+                )
+            text = mirror_settings(port, rust_port)
             if args.mirrors:
                 places.write_atomic(
                     args.mirrors,
                     "# the rehearsal's stand-in sources (python3 -m tools.rehearsal.sources)\n"
-                    f"[git.rewrite]\n{line}\n",
+                    + text,
                 )
                 print(f"sources: wrote {args.mirrors}", file=sys.stderr)
-            print(f"[git.rewrite]\n{line}")
+            print(text, end="")
         elif args.command == "bazelrc":
             text = bazelrc(load(), arg_pins())
             out = args.output and places.user_path(str(args.output))
@@ -457,10 +500,14 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "stop":
             with daemon.locked(p.lock):
                 pid = _stop(p)
+                rust_pid = rust.stop(rust_paths())
             print(f"sources: stopped git daemon {pid}" if pid else "sources: not running")
+            if rust_pid:
+                print(f"sources: stopped the Rust servers' http server {rust_pid}")
         else:
             with daemon.locked(p.lock):
                 port = _answering(p)
+                rust_port = rust.answering(rust_paths())
             if port is None:
                 print("sources: not running (python3 -m tools.rehearsal.sources start)")
                 return 1
@@ -468,7 +515,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"sources: 127.0.0.1:{port}, {p.root}")
             for s in load():
                 print(f"  {s.url} {s.ref or '(main)'} {served.get(s.name, '?')[:12]}")
-    except SourcesError as e:
+            if rust_port is None:
+                print("rust: not running")
+            else:
+                toolchain, crates = rust.served(rust_paths())
+                dist, registry = rust.settings(rust_port)
+                channels = ", ".join(rust.load().channels)
+                print(f"rust: 127.0.0.1:{rust_port}, {rust_paths().www}")
+                print(f"  dist server {dist}: {channels} ({toolchain})")
+                print(f"  crates registry {registry}")
+                for crate, cksum in sorted(crates.items()):
+                    print(f"    {crate} {cksum}")
+    except (SourcesError, rust.RustError) as e:
         print(f"sources: {e}", file=sys.stderr)
         return 2
     return 0
