@@ -47,6 +47,14 @@ def test_the_checked_in_sources_load_with_the_catalogues_tags():
         "cmake/External/aotriton.cmake": "aotriton",
         ".ci/magma-rocm/build_magma.sh": "magma",
     }
+    assert loaded["vllm"].ref == "v0.33.0"
+    assert loaded["lmcache"].path == "github.com/LMCache/LMCache.git"
+    assert loaded["lmcache"].ref == "v0.5.7"
+    # Dockerfile.vllm fetches ROCm's Triton by commit (TRITON_KERNELS_REF): no tag.
+    assert (loaded["rocm-triton"].url, loaded["rocm-triton"].ref) == (
+        "https://github.com/ROCm/triton.git",
+        "",
+    )
     for s in loaded.values():
         assert s.files.is_dir(), s.files
 
