@@ -1,6 +1,7 @@
 """The stand-in sources: their configuration, reproducible repositories, and a real
 git daemon that fetch-source.sh reaches through a [git.rewrite] as it reaches GitHub."""
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -57,6 +58,26 @@ def test_the_checked_in_sources_load_with_the_catalogues_tags():
     )
     for s in loaded.values():
         assert s.files.is_dir(), s.files
+
+
+def _arg_default(dockerfile: str, name: str) -> str:
+    text = Path(dockerfile).read_text()
+    m = re.search(rf"^ARG {name}=(\S+)$", text, re.M)
+    assert m, f"{dockerfile} has no ARG {name}=..."
+    return m.group(1)
+
+
+def test_the_aiter_stand_in_is_tagged_as_dockerfile_aiter_fetches_it():
+    # aiter has no catalogue version: its ref is the Dockerfile's ARG default.
+    loaded = {s.name: s for s in sources.load()}
+    assert loaded["aiter"].ref == _arg_default("docker/Dockerfile.aiter", "AITER_REF")
+    assert loaded["aiter"].submodules == (("3rdparty/composable_kernel", "composable_kernel"),)
+    # flash-attention is fetched by commit (FLASH_ATTN_REF): no tag, both submodules.
+    assert loaded["flash-attention"].ref == ""
+    assert dict(loaded["flash-attention"].submodules) == {
+        "csrc/composable_kernel": "composable_kernel",
+        "csrc/cutlass": "cutlass",
+    }
 
 
 @pytest.mark.parametrize(
