@@ -1,6 +1,7 @@
 """The stand-in sources: their configuration, reproducible repositories, and a real
 git daemon that fetch-source.sh reaches through a [git.rewrite] as it reaches GitHub."""
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -57,6 +58,17 @@ def test_the_checked_in_sources_load_with_the_catalogues_tags():
     )
     for s in loaded.values():
         assert s.files.is_dir(), s.files
+
+
+def test_ucx_is_served_at_dockerfile_nixls_ucx_ref():
+    # UCX is no catalogue entry: sources.toml names the tag Dockerfile.nixl's UCX_REF defaults to.
+    dockerfile = Path("docker/Dockerfile.nixl").read_text()
+    want = re.search(r"^ARG UCX_REF=(\S+)$", dockerfile, re.M)
+    assert want, "Dockerfile.nixl has no ARG UCX_REF=<default>"
+    loaded = {s.name: s for s in sources.load()}
+    assert loaded["ucx"].url == "https://github.com/openucx/ucx.git"
+    assert loaded["ucx"].ref == want.group(1)
+    assert loaded["nixl"].url == "https://github.com/ai-dynamo/nixl.git"
 
 
 @pytest.mark.parametrize(
