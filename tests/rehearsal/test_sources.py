@@ -80,6 +80,14 @@ def test_the_aiter_stand_in_is_tagged_as_dockerfile_aiter_fetches_it():
     }
 
 
+def test_ucx_is_served_at_dockerfile_nixls_ucx_ref():
+    # UCX is no catalogue entry: sources.toml names the tag Dockerfile.nixl's UCX_REF defaults to.
+    loaded = {s.name: s for s in sources.load()}
+    assert loaded["ucx"].url == "https://github.com/openucx/ucx.git"
+    assert loaded["ucx"].ref == _arg_default("docker/Dockerfile.nixl", "UCX_REF")
+    assert loaded["nixl"].url == "https://github.com/ai-dynamo/nixl.git"
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

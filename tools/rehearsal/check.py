@@ -23,11 +23,13 @@ Prints one line per check and exits 1 when one fails.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -318,6 +320,75 @@ def check_extension_wheels(pytorch: str, wheel_images: list[str], arch: str) -> 
         f"{', '.join(sorted(names))} install in pytorch without an index; torchvision"
         f" {words[0] if words else '?'} ({codecs}) and cupy {words[2] if len(words) > 2 else '?'}"
         f" carry GPU code for {sorted({w for w in words[1::2]})}",
+    )
+
+
+NIXL_PROBE = """set -e
+python -m pip install --quiet --no-index --no-deps /w/wheels/*.whl
+python -c '
+import json, nixl, nixl_rocm._bindings as b
+from nixl._api import nixl_agent
+from nixl_rocm._api import nixl_agent as rocm_agent
+agent = nixl_agent("rehearsal-check")
+print(json.dumps({"same": nixl_agent is rocm_agent, "ucx": b.ucx_version(),
+    "params": agent.get_backend_params("UCX"), "mems": agent.get_backend_mem_types("UCX")}))'
+pkg=$(python -c 'import nixl_rocm, os; print(os.path.dirname(nixl_rocm.__file__))')
+for f in "$pkg"/_bindings*.so "$pkg".libs/ucx/libuct_rocm.so*; do
+    /opt/rocm/llvm/bin/llvm-objcopy --dump-section=.hip_fatbin=/tmp/fb.bin "$f" /dev/null
+    /opt/rocm/llvm/bin/clang-offload-bundler --list --type=o --input=/tmp/fb.bin \\
+        | sed "s|^|$(basename "$f") |"
+done
+"""
+
+
+def check_nixl_wheel(image: str, wheel_image: str, version: str, python: str, arch: str) -> Result:
+    """nixl-wheel holds the nixl-rocm wheel of ``version`` for ``python`` and the `nixl`
+    shim over it. The nixl-rocm wheel carries UCX's transport modules (nixl_rocm.libs/ucx,
+    repair-wheel.py --plugins); both wheels install in ``image`` without an index and both
+    import names give one nixl_agent, whose UCX backend loads the ROCm transports from the
+    wheel (no /opt/ucx there); the HIP code of the bindings and of libuct_rocm is for ``arch``
+    only."""
+    tag = f"cp{python.replace('.', '')}"
+    want = [f"nixl-{version}-py3-none-any.whl", f"nixl_rocm-{version}-{tag}-{tag}-linux_x86_64.whl"]
+    with tempfile.TemporaryDirectory() as tmp:
+        wheels = copy_out(wheel_image, "/wheels", Path(tmp))
+        names = sorted(w.name for w in wheels.iterdir())
+        if names != want:
+            return Result("nixl wheels", False, f"/wheels holds {names}, not {want}")
+        with zipfile.ZipFile(wheels / want[1]) as z:
+            plugins = sorted(
+                n.rsplit("/", 1)[1] for n in z.namelist() if n.startswith("nixl_rocm.libs/ucx/")
+            )
+        out = run_in(image, NIXL_PROBE, mount=Path(tmp))
+    first, *objects = out.strip().splitlines() or [""]
+    try:
+        probe = json.loads(first)
+    except ValueError:
+        return Result("nixl wheels", False, f"the import probe printed {out.strip()[:300]!r}")
+    transports = probe.get("params", {}).get("transports", "").split(",")
+    targets: dict[str, set[str]] = {}
+    for line in objects:
+        name, _, bundle = line.partition(" ")
+        if "amdgcn" in bundle:
+            targets.setdefault(name.split(".")[0], set()).add(bundle.rsplit("--", 1)[-1])
+    missing = [p for p in ("libuct_rocm.so.0", "libucm_rocm.so.0") if p not in plugins]
+    ok = (
+        not missing
+        and probe.get("same") is True
+        and {"rocm_cpy", "rocm_ipc"} <= set(transports)
+        and "VRAM" in probe.get("mems", [])
+        and sorted(targets) == ["_bindings", "libuct_rocm"]
+        and all(t == {arch} for t in targets.values())
+    )
+    return Result(
+        "nixl wheels",
+        ok,
+        f"{', '.join(names)} install without an index; nixl and nixl_rocm give one nixl_agent"
+        f" {'(yes)' if probe.get('same') else '(NO)'}; UCX {probe.get('ucx', '?')} from the wheel"
+        f" loads {','.join(transports)} (memory {','.join(probe.get('mems', []))}); UCX modules"
+        f" in the wheel: {', '.join(plugins) or 'none'}"
+        f"{f' (missing {missing})' if missing else ''}; GPU code for"
+        f" {', '.join(f'{k} {sorted(v)}' for k, v in sorted(targets.items())) or 'nothing'}",
     )
 
 
