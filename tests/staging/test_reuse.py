@@ -46,18 +46,34 @@ def test_an_image_staging_holds_is_reused_without_running_buildkit(imagebuild):
     )
 
 
+def test_a_staging_hit_needs_the_same_output_mode(imagebuild):
+    plain, _, _ = imagebuild("plain")
+    assert plain.reproducible is False  # no --reproducible: BuildKit's plain output
+    release, log, _ = imagebuild("release", "--reproducible")
+    # another content key: the plain image is not reused for a release, nor the other way
+    assert release.content_key != plain.content_key and release.staging_tag != plain.staging_tag
+    assert "#1 [internal] load build definition" in log and release.reproducible is True
+    assert "rewrite-timestamp=true" in log.splitlines()[2]  # the buildx command line
+    again, log, _ = imagebuild("again")
+    assert "# staging hit" in log and (again.digest, again.reproducible) == (plain.digest, False)
+    again, log, _ = imagebuild("release-again", "--reproducible")
+    assert "# staging hit" in log and (again.digest, again.reproducible) == (release.digest, True)
+
+
 def test_a_staged_image_that_lost_a_blob_is_built_again(imagebuild, state):
-    first, _, _ = imagebuild("first")
+    # reproducible: the rebuild must give the same digest (BuildKit's plain output would too
+    # from its cache, but a release build is what promises it)
+    first, _, _ = imagebuild("first", "--reproducible")
     layer = first.layers[-1].digest
     host = first.staging_host
     conn = http.client.HTTPConnection(*host.split(":"))
     conn.request("DELETE", f"/v2/{first.staging_name}/blobs/{layer}")
     assert conn.getresponse().status == 202
-    second, log, _ = imagebuild("second")
+    second, log, _ = imagebuild("second", "--reproducible")
     assert f"staged, but staging lost blob {layer}: building" in log.splitlines()[1]
     assert "#1 [internal] load build definition" in log
     assert second.digest == first.digest  # reproducible: the same image, whole again
-    _, log, _ = imagebuild("third")
+    _, log, _ = imagebuild("third", "--reproducible")
     assert "# staging hit" in log
 
 
