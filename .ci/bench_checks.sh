@@ -21,7 +21,7 @@ out=.ci/.cache/bench
 mkdir -p "$out"
 # the summary line each bench prints last (bench/results.py: Results.summary)
 declare -A summary=(
-  [heavy]='^heavy chain: child [0-9.]+x plain, grand [0-9.]+x plain, host bytes [0-9.]+x unique, publish-change rebuilds [0-9]+$'
+  [heavy]='^heavy chain \((plain|release) mode\): child [0-9.]+x plain, grand [0-9.]+x plain, host bytes [0-9.]+x unique, publish-change rebuilds [0-9]+$'
   [push]='^push: [0-9]+ images, no-op ours/crane [0-9.]+x, cold ours/crane [0-9.]+x, '
   [builders]='^builders: two engines [0-9.]+x in flight \(peak [0-9]+\), one engine [0-9.]+x; wall [0-9.]+ -> [0-9.]+ s is [0-9.]+x, digests equal$'
   [build_graph]='^build graph: analysis cold/warm wall [0-9.]+x; null build [0-9.]+s '

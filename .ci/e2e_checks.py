@@ -1,7 +1,9 @@
 """Checks of the fixture family that need Bazel itself (run by .ci/run).
 
 A test cannot run the Bazel that runs it, so these run after
-`bazel test //tests/...`, against the same output base:
+`bazel test //tests/...`, against the same output base. The family's builds
+here use the reproducible output (`--define reproducible=1`, as
+`--config=release`), which the digest comparisons need:
 
 - `--define arch=gfx950,gfx1201` builds the family; a second build executes
   no action; Bazel holds descriptors only (under 1 MB for 29 images);
@@ -56,6 +58,10 @@ from tools.scratch_bazel import Checks
 
 ARCHS = two_engines.ARCHS
 FAMILY = two_engines.FAMILY
+# The family builds here in the reproducible output mode (`--config=release`'s): the
+# checks compare digests across engines and across a clean rebuild. `bazel test` built it
+# in the plain mode (no define) before.
+REPRODUCIBLE = two_engines.REPRODUCIBLE
 
 
 def bazel(
@@ -87,7 +93,7 @@ BEFORE: dict[str, str] = {}
 
 @check("family builds for two archs")
 def _build():
-    bazel("build", FAMILY, f"--define=arch={ARCHS}")
+    bazel("build", FAMILY, f"--define=arch={ARCHS}", REPRODUCIBLE)
     BEFORE.update(two_engines.digests())
     # 14 arch targets x 2 + 2 arch-free
     assert len(BEFORE) == 29, f"{len(BEFORE)} images built"
@@ -96,7 +102,7 @@ def _build():
 
 @check("second build executes zero actions")
 def _noop():
-    proc = bazel("build", FAMILY, f"--define=arch={ARCHS}")
+    proc = bazel("build", FAMILY, f"--define=arch={ARCHS}", REPRODUCIBLE)
     n = executed_actions(proc.stderr)
     assert n == 0, f"{n} actions executed"
 
@@ -106,6 +112,7 @@ def image_outputs() -> list[str]:
         "cquery",
         f"kind(rocm_image_rule, deps({FAMILY}))",
         f"--define=arch={ARCHS}",
+        REPRODUCIBLE,
         "--output=files",
     )
     return [p for p in proc.stdout.split() if os.path.exists(p)]
@@ -134,6 +141,7 @@ def _publish_change_rebuilds_nothing():
     changed = spawns(
         FAMILY,
         f"--define=arch={ARCHS}",
+        REPRODUCIBLE,
         "--define=registry=127.0.0.1:5999/elsewhere",
         "--define=VCS_REF=1a2b3c4",
     )
@@ -148,6 +156,7 @@ def _aquery():
         "aquery",
         "mnemonic(ImageBuild, deps(//tests/e2e:vllm))",
         f"--define=arch={ARCHS}",
+        REPRODUCIBLE,
         "--output=jsonproto",
     )
     graph = json.loads(proc.stdout)
@@ -157,6 +166,7 @@ def _aquery():
     assert per_label["//tests/e2e:pytorch-src"] == 1, per_label["//tests/e2e:pytorch-src"]
     assert per_label["//tests/e2e:pytorch.gfx950"] == 1
     for action in graph["actions"]:
+        assert "--reproducible" in action["arguments"], "--define reproducible=1 not passed"
         info = {kv["key"]: kv["value"] for kv in action.get("executionInfo", [])}
         for key in ("local", "no-remote", "no-remote-cache"):
             assert key in info, f"{labels[action['targetId']]} lacks {key}"
@@ -348,7 +358,9 @@ def _staging_hits():
     bazel("clean")
     log = os.path.abspath(".ci/.cache/exec-log-clean.json")
     start = time.monotonic()
-    proc = bazel("build", FAMILY, f"--define=arch={ARCHS}", f"--execution_log_json_file={log}")
+    proc = bazel(
+        "build", FAMILY, f"--define=arch={ARCHS}", REPRODUCIBLE, f"--execution_log_json_file={log}"
+    )
     wall = time.monotonic() - start
     builds = re.findall(r'"mnemonic": "ImageBuild"', open(log).read())
     hits = proc.stderr.count(": staging hit: ")
@@ -400,7 +412,7 @@ def _reproducible():
     other = OtherStaging()
     other.staging("start")
     try:
-        proc = bazel("build", FAMILY, f"--define=arch={ARCHS}", other.define)
+        proc = bazel("build", FAMILY, f"--define=arch={ARCHS}", REPRODUCIBLE, other.define)
         after = {n: d["digest"] for n, d in two_engines.descriptors(other.define).items()}
     finally:
         other.staging("stop")

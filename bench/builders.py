@@ -17,7 +17,9 @@ For each it reports the wall time of ``bazel build``, the summed ImageBuild
 time (Bazel's execution log: each spawn's executionWallTime, the time its
 process ran, without the time it queued for a CPU slot), their ratio (the
 builds in flight) and the peak number of ImageBuild processes running at
-once; then checks that both runs gave the same manifest digests. Run
+once; then checks that both runs gave the same manifest digests (both build
+with ``--define reproducible=1``: only rewritten timestamps make two engines'
+layers equal). Run
 from the repository root with Bazel and tools/bootstrap.sh's tree; about 4
 minutes (``--quick``: rocm-runtime, pytorch-src, triton-wheel and
 pytorch-base only, about a minute). Each run's figures go to the results file
@@ -268,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         one = engines.start("one")
         engines.start("a")
         engines.start("b")
-        base = ["--define=arch=" + ARCHS, f"--define=staging={staging}"]
+        # reproducible output: digests equal across engines only with timestamps rewritten
+        base = ["--define=arch=" + ARCHS, f"--define=staging={staging}", "--define=reproducible=1"]
         env_one = dict(os.environ, DOCKER_HOST=one, DOCKER_CONFIG=str(engines.config))
         print("building on one local engine ...", file=sys.stderr, flush=True)
         r1 = build("one-engine", labels, base, env_one, args.jobs, log_dir)

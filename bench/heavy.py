@@ -3,6 +3,7 @@
     eval "$(python3 -m tools.engine env --registry)"
     python3 bench/heavy.py [--root-mb 1024] [--child-mb 50] [--grand-mb 5] [--reps 3]
     python3 bench/heavy.py --quick   # 1 MiB each, one repetition: about a minute
+    python3 bench/heavy.py --release # the reproducible output mode (--config=release's)
 
 Builds //bench/heavy (a root with a ROOT_MB random layer, a child adding
 CHILD_MB, a grandchild adding GRAND_MB, on a FROM-scratch busybox stand-in)
@@ -28,10 +29,17 @@ context) and measures:
 - a cold publish of the chain with the project's push (//bench/heavy:push)
   vs `crane copy` of the same three images from staging;
 - the floor: the child and grandchild built by hand with the ImageBuild
-  action's own `--output` (pushed to staging, `rewrite-timestamp`,
-  SOURCE_DATE_EPOCH=0), each on its parent in staging. floor/plain is what
-  BuildKit needs for reproducible, staged images; ours/floor is the tooling
-  (Bazel's spawn, imagebuild's start and checks).
+  action's own `--output` in the run's mode (pushed to staging,
+  SOURCE_DATE_EPOCH=0; with `--release` also `rewrite-timestamp`), each on
+  its parent in staging. floor/plain is what BuildKit needs for staged
+  images in that mode; ours/floor is the tooling (Bazel's spawn,
+  imagebuild's start and checks).
+
+The mode: by default the development one (no `--define reproducible`:
+BuildKit's plain output, a child built on its parent's own snapshot);
+`--release` adds `--define reproducible=1` (what `--config=release` sets:
+every new layer's timestamps rewritten, and a child pulls its rewritten
+parent back from staging).
 
 `--dockerfile family` (default) builds bench/heavy/Dockerfile, whose stage
 names differ from the parent names, as in the family's Dockerfiles;
@@ -216,10 +224,12 @@ class Plain:
         self.images.append(tag)
         return timed(self.command(dockerfile, stage, *args, "--load", "--tag", tag))[0]
 
-    def floor(self, what: str, ref: str, parent: str, *args: str) -> tuple[float, str]:
-        """Plain buildx with the ImageBuild action's output (reproducible, pushed to staging
-        as ``ref``), its parent in staging: what BuildKit itself needs, no tooling.
-        Returns (seconds, staging reference by digest)."""
+    def floor(
+        self, what: str, ref: str, parent: str, reproducible: bool, *args: str
+    ) -> tuple[float, str]:
+        """Plain buildx with the ImageBuild action's output in ``reproducible``'s mode (pushed
+        to staging as ``ref``), its parent in staging: what BuildKit itself needs, no
+        tooling. Returns (seconds, staging reference by digest)."""
         meta = self.ctx.parent / f"floor-{what}.json"
         cmd = self.command(
             self.dockerfile,
@@ -232,7 +242,7 @@ class Plain:
             "--metadata-file",
             str(meta),
             "--output",
-            staging_output(ref),
+            staging_output(ref, reproducible),
         )
         secs, _ = timed(cmd, env=dict(os.environ, SOURCE_DATE_EPOCH="0"))
         digest = json.loads(meta.read_text())["containerimage.digest"]
@@ -436,6 +446,12 @@ def main() -> int:
         " its named context overrides that stage (Dockerfile.overlap)",
     )
     parser.add_argument(
+        "--release",
+        action="store_true",
+        help="build ours with --define reproducible=1 (--config=release's output mode:"
+        " timestamps rewritten) and the floor with that output; default: the plain mode",
+    )
+    parser.add_argument(
         "--keep",
         action="store_true",
         help="keep the plain images, the published namespaces and the BuildKit cache records",
@@ -480,21 +496,36 @@ def main() -> int:
 
 
 def run(args, out, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int:
+    mode = {"reproducible": "1"} if args.release else {}
     bazel = Bazel(
         workdir,
-        {**sizes, "RUN_ID": run_id, "CHILD_SALT": "0", "heavy_dockerfile": args.dockerfile},
+        {
+            **sizes,
+            "RUN_ID": run_id,
+            "CHILD_SALT": "0",
+            "heavy_dockerfile": args.dockerfile,
+            **mode,
+        },
     )
+    mode_name = "release mode" if args.release else "plain mode"
     labels = {k: f"{PKG}:{k}" for k in IMAGES}
     progress(
         f"run {run_id}: root {args.root_mb} MiB, child +{args.child_mb} MiB,"
-        f" grand +{args.grand_mb} MiB, {args.reps} repetitions, {plain.dockerfile}"
+        f" grand +{args.grand_mb} MiB, {args.reps} repetitions, {plain.dockerfile}, {mode_name}"
     )
 
     # The tools and the stand-in first: not part of any measurement.
     progress("warm-up: tools and the busybox stand-in (ours and plain)")
     bazel.build([f"{PKG}:upstream", "//tools/imagebuild", "//tools/registry", "//tools/tagconf"])
     plain.upstream()
-    out.record("warm-up", run_id=run_id, sizes=sizes, reps=args.reps, dockerfile=plain.dockerfile)
+    out.record(
+        "warm-up",
+        run_id=run_id,
+        sizes=sizes,
+        reps=args.reps,
+        dockerfile=plain.dockerfile,
+        release=args.release,
+    )
     image_dir = None  # the images' outputs: the noarch configuration, not bazel-bin
     spaths = embedded.paths()
 
@@ -579,6 +610,7 @@ def run(args, out, registry, crane, run_id, sizes, workdir, plain, namespaces) -
             "child",
             f"{floor_repo}/{IMAGES['child']}:{run_id}-{rep}",
             f"{IMAGES['root']}=docker-image://{root.staging_ref}",
+            args.release,
             "--build-arg",
             f"CHILD_SALT=f{rep}-{run_id}",
         )
@@ -589,6 +621,7 @@ def run(args, out, registry, crane, run_id, sizes, workdir, plain, namespaces) -
             "grand",
             f"{floor_repo}/{IMAGES['grand']}:{run_id}-{rep}",
             f"{IMAGES['child']}=docker-image://{child_ref}",
+            args.release,
         )
         floor_t["grand"].values.append(t)
         out.record("floor grand", rep=rep, wall_s=t)
@@ -643,7 +676,7 @@ def run(args, out, registry, crane, run_id, sizes, workdir, plain, namespaces) -
     print(
         f"heavy chain {run_id}: root {args.root_mb} MiB + child {args.child_mb} MiB"
         f" + grand {args.grand_mb} MiB of random bytes, {args.reps} repetitions,"
-        f" bench/heavy/{plain.dockerfile} (--dockerfile {args.dockerfile})"
+        f" bench/heavy/{plain.dockerfile} (--dockerfile {args.dockerfile}), {mode_name}"
     )
     print(f"  {'build (seconds)':<34} {'min':>8} {'median':>9}   per repetition")
     print(f"  {'root   ours  bazel build :root, cold':<34} {ours_root[0]:8.2f}")
@@ -668,7 +701,7 @@ def run(args, out, registry, crane, run_id, sizes, workdir, plain, namespaces) -
         f" bazel build wall {ratios(ours, plain_t)}"
     )
     print(
-        f"  floor/plain (BuildKit's reproducible, staged output): {ratios(floor_t, plain_t)};"
+        f"  floor/plain (BuildKit's staged output, {mode_name}): {ratios(floor_t, plain_t)};"
         f" ours/floor (the tooling): {ratios(action, floor_t)}"
     )
     if disturbed:
@@ -706,7 +739,7 @@ def run(args, out, registry, crane, run_id, sizes, workdir, plain, namespaces) -
     print(f"  crane copy from staging to {ns_crane}: {t_crane:.2f}s")
     print(f"  ours/crane {ratio(t_ours, t_crane):.2f}x")
     out.summary(
-        f"heavy chain: {ratios(action, plain_t, ' plain')},"
+        f"heavy chain ({mode_name}): {ratios(action, plain_t, ' plain')},"
         f" host bytes {host_ratio:.2f}x unique, publish-change rebuilds {rebuilds}"
     )
     return 0

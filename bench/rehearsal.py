@@ -12,9 +12,10 @@ its own (state in a temporary directory, removed at the end):
 - plain: `docker buildx build --load` of the same Dockerfiles and stages with
   the same build args, build contexts (the upstream from staging by digest,
   rocm-runtime from the engine's store for base) and mirror secrets;
-- floor: the same by hand with the ImageBuild action's output (pushed to
-  staging, rewrite-timestamp, SOURCE_DATE_EPOCH=0), base on rocm-runtime in
-  staging: what BuildKit needs for reproducible staged images, no tooling.
+- floor: the same by hand with the ImageBuild action's output in ours' mode
+  (the plain one: pushed to staging, SOURCE_DATE_EPOCH=0, no timestamp
+  rewrite), base on rocm-runtime in staging: what BuildKit needs for staged
+  images, no tooling.
 
 Reports seconds, ratios (ours/plain, ours/floor, floor/plain), bytes (the
 upstream's root file system and layer, what rocm-runtime keeps, the images'
@@ -204,7 +205,7 @@ class Bench:
                 "rocm-runtime",
                 arch,
                 up,
-                ["--metadata-file", str(meta), "--output", staging_output(ref)],
+                ["--metadata-file", str(meta), "--output", staging_output(ref, False)],
             )
         }
         digest = json.loads(meta.read_text())["containerimage.digest"]
@@ -213,7 +214,7 @@ class Bench:
             "base",
             arch,
             {"rocm-runtime": f"{ref.rsplit(':', 1)[0]}@{digest}"},
-            ["--output", staging_output(f"{self.staging()}/bench-floor-base:{arch}")],
+            ["--output", staging_output(f"{self.staging()}/bench-floor-base:{arch}", False)],
         )
         rec("floor", "base", value=floor["base"])
         progress(

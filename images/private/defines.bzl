@@ -12,7 +12,10 @@ tests/oci/registry_strings.bzl holds both to the same answers.
 _BAZEL_VARS = ["BINDIR", "COMPILATION_MODE", "GENDIR", "TARGET_CPU"]
 
 # The lower-case `--define` keys the image rules read.
-LOWERCASE_KEYS = ["arch", "attest", "builders", "cache_registry", "registry", "sign", "staging", "upstream"]
+LOWERCASE_KEYS = ["arch", "attest", "builders", "cache_registry", "registry", "reproducible", "sign", "staging", "upstream"]
+
+# The lower-case keys that are switches: `--define KEY=1` or `KEY=0` (absent: 0).
+FLAG_KEYS = ["attest", "reproducible", "sign"]
 
 # The build args a Dockerfile of docker/ declares beyond the catalogue's keys
 # and PYTORCH_ROCM_ARCH: //images passes them only when `--define NAME=VALUE`
@@ -266,6 +269,36 @@ def builder_for(var, arch):
     key = arch or NOARCH_KEY
     return parsed.builders.get(key, parsed.builders.get(ANY_ARCH, ""))
 
+def flag_error(var, key):
+    """The error for a `--define KEY=` switch that is neither 1 nor 0, or None.
+
+    Args:
+      var: dict, the make variables (`ctx.var`).
+      key: str, one of FLAG_KEYS.
+
+    Returns:
+      str or None.
+    """
+    value = var.get(key, "0")
+    if value in ["0", "1"]:
+        return None
+    return "--define %s=%s: want %s=1 or %s=0" % (key, value, key, key)
+
+def flag_define(var, key):
+    """Whether the switch `--define KEY=1` is on; any value but 1 or 0 fails analysis.
+
+    Args:
+      var: dict, the make variables (`ctx.var`).
+      key: str, one of FLAG_KEYS.
+
+    Returns:
+      bool.
+    """
+    error = flag_error(var, key)
+    if error:
+        fail(error)
+    return var.get(key, "0") == "1"
+
 def upstream_error(value):
     """The error for a `--define upstream=` value no stand-in has, or None.
 
@@ -311,5 +344,9 @@ def check_defines(var, value_keys, archs = None):
             fail(error)
     if "upstream" in var:
         error = upstream_error(var["upstream"])
+        if error:
+            fail(error)
+    for key in FLAG_KEYS:
+        error = flag_error(var, key)
         if error:
             fail(error)

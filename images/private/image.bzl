@@ -1,7 +1,7 @@
 """Implementation of rocm_image_rule: one catalogue target, one arch, one image in staging."""
 
 load(":arch_transition.bzl", "ARCH_SETTING", "arch_transition", "current_arch")
-load(":defines.bzl", "OPTIONAL_ARGS", "builder_for", "check_defines")
+load(":defines.bzl", "OPTIONAL_ARGS", "builder_for", "check_defines", "flag_define")
 load(":image_info.bzl", "ImageInfo")
 
 _DOC = """Builds one catalogue target for one GPU architecture with `docker buildx build`.
@@ -21,11 +21,18 @@ Two actions:
   <parent>=docker-image://<staging>/<repo>@sha256:…`, pushes the image to the
   staging registry (`--define staging=HOST/PREFIX`, default the embedded
   loopback one) and writes `<name>.json`, a descriptor of a few kB (digest,
-  manifest, config, staging ref): no blob bytes in bazel-out. With
-  `SOURCE_DATE_EPOCH=0` and timestamp rewriting, the same inputs give the
-  same digest. The action runs locally, unsandboxed (it talks to the Docker
-  daemon); its descriptor reaches a remote cache only with a shared staging
-  registry.
+  manifest, config, staging ref): no blob bytes in bazel-out. The action
+  runs locally, unsandboxed (it talks to the Docker daemon); its descriptor
+  reaches a remote cache only with a shared staging registry.
+
+Two output modes. `--define reproducible=1` (set by `--config=release`)
+passes `--reproducible`: BuildKit rewrites every layer's timestamps to
+`SOURCE_DATE_EPOCH=0`, so a clean rebuild of the same inputs gives the same
+digest, which an immutable `-g<VCS_REF>` tag needs (the push refuses one for
+an image built otherwise). Without it, BuildKit's plain output: no rewrite
+(about 27 s per GB of new layer), and a child builds on its parent's own
+snapshot instead of pulling the rewritten parent back from staging. The mode
+is part of the content key and the descriptor (`reproducible`).
 
 `--define builders=ARCH=BUILDER[,...]` (`*`: every arch not named, `noarch`:
 the arch-free targets) sends an arch's builds to a buildx builder or docker
@@ -269,11 +276,23 @@ def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out, build_out)
         progress_message = "Rendering tags and build args of %{label}",
     )
 
+def mode_arguments(var):
+    """The ImageBuild arguments of the output mode `--define reproducible=` asks for.
+
+    Args:
+      var: dict, the make variables (`ctx.var`).
+
+    Returns:
+      list[str]: `["--reproducible"]` with `--define reproducible=1` (`--config=release`),
+      else `[]` (BuildKit's plain output).
+    """
+    return ["--reproducible"] if flag_define(var, "reproducible") else []
+
 def build_action(ctx, build_spec, description, parents, upstream, arch = None):
     """Register the ImageBuild action of `ctx`'s Dockerfile into the staging registry.
 
     Reads `ctx.file.dockerfile`, `ctx.files.srcs`, `ctx.attr.context_files`,
-    `ctx.attr.network`, `ctx.var` (`--define staging=`, `builders=`) and
+    `ctx.attr.network`, `ctx.var` (`--define staging=`, `builders=`, `reproducible=`) and
     `ctx.executable._builder`.
 
     Args:
@@ -294,6 +313,10 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None):
     args.add("--dockerfile", ctx.file.dockerfile)
     args.add("--network", ctx.attr.network)
     args.add("--staging", staging)
+    mode = mode_arguments(ctx.var)
+    args.add_all(mode)
+    if mode:
+        description += ", reproducible"
     builder = builder_for(ctx.var, arch)
     if builder:
         args.add("--builder", builder)

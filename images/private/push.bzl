@@ -1,5 +1,6 @@
 """Implementation of image_push, image_plan, image_load and image_layout: publish or materialize images."""
 
+load(":defines.bzl", "flag_define")
 load(":image.bzl", "LOCAL_DOCKER_EXECUTION_REQUIREMENTS")
 load(":image_info.bzl", "ImageInfo", "ImageSetInfo")
 
@@ -109,10 +110,7 @@ def _runfiles(ctx, files):
 
 def _flag_define(ctx, key):
     """`--define KEY=1` (or 0): True or False; any other value fails analysis."""
-    value = ctx.var.get(key, "0")
-    if value not in ["0", "1"]:
-        fail("--define %s=%s: want %s=1 or %s=0" % (key, value, key, key))
-    return value == "1"
+    return flag_define(ctx.var, key)
 
 def _push_command(ctx):
     """`push`, plus `--sign` (`--define sign=1`, `--config=release`) or `--attest`."""

@@ -7,13 +7,13 @@ load("//images:defs.bzl", "ImageInfo", "ImageSetInfo", "image_set")
 load("//images/private:arch_transition.bzl", "parse_arch_request")
 
 # buildifier: disable=bzl-visibility
-load("//images/private:defines.bzl", "builder_for", "parse_builders", "registry_error", "unknown_define_error", "upstream_error")
+load("//images/private:defines.bzl", "builder_for", "flag_error", "parse_builders", "registry_error", "unknown_define_error", "upstream_error")
 
 # buildifier: disable=bzl-visibility
 load("//images/private:family.bzl", "dockerfile_label", "image_label", "image_labels")
 
 # buildifier: disable=bzl-visibility
-load("//images/private:image.bzl", "spec_arguments")
+load("//images/private:image.bzl", "mode_arguments", "spec_arguments")
 
 def _action(env, mnemonic):
     actions = [a for a in analysistest.target_actions(env) if a.mnemonic == mnemonic]
@@ -48,6 +48,9 @@ def _pinned_arch_reaches_the_build_impl(ctx):
 
     # the image goes to staging; Bazel keeps a descriptor, no layout
     asserts.equals(env, "embedded", _flag(build.argv, "--staging"))
+
+    # no --define reproducible=1 (tests cannot set one): BuildKit's plain output
+    asserts.false(env, "--reproducible" in build.argv, "a plain build is not reproducible")
     asserts.equals(env, ["rocm-runtime.gfx1201.json"], [f.basename for f in build.outputs.to_list()])
     return analysistest.end(env)
 
@@ -312,6 +315,7 @@ def image_test_suite(name):
     define_overrides_reach_tagconf_test(name = "define_overrides_reach_tagconf_test")
     label_helpers_test(name = "label_helpers_test")
     define_checks_test(name = "define_checks_test")
+    reproducible_define_test(name = "reproducible_define_test")
     upstream_define_test(name = "upstream_define_test")
     builders_parsing_test(name = "builders_parsing_test")
     native.test_suite(
@@ -319,6 +323,7 @@ def image_test_suite(name):
         tests = [
             ":pinned_arch_reaches_the_build_test",
             ":define_checks_test",
+            ":reproducible_define_test",
             ":upstream_define_test",
             ":builders_parsing_test",
             ":arch_free_target_has_no_arch_test",
@@ -389,6 +394,28 @@ def _define_checks_impl(ctx):
 define_checks_test = unittest.make(_define_checks_impl)
 
 _OPTIONAL = "AITER_REF, FLASH_ATTN_REF, SCCACHE_BUCKET, SCCACHE_ENDPOINT, SCCACHE_REGION, SCCACHE_VERSION, SCCACHE_WEBDAV_ENDPOINT, TRITON_KERNELS_REF, UCX_REF"
+
+def _reproducible_define_impl(ctx):
+    """`--define reproducible=1` (--config=release) passes --reproducible; 0 or none: plain output."""
+    env = unittest.begin(ctx)
+    asserts.equals(env, [], mode_arguments({}), "no define: BuildKit's plain output")
+    asserts.equals(env, [], mode_arguments({"reproducible": "0"}), "reproducible=0")
+    asserts.equals(env, ["--reproducible"], mode_arguments({"reproducible": "1"}), "reproducible=1")
+    asserts.equals(env, None, unknown_define_error({"reproducible": "1"}, _VALUE_KEYS), "a known key")
+    asserts.equals(
+        env,
+        "--define reproducibel=1: unknown key reproducibel; did you mean reproducible?",
+        unknown_define_error({"reproducibel": "1"}, _VALUE_KEYS),
+    )
+    asserts.equals(env, None, flag_error({"reproducible": "1"}, "reproducible"))
+    asserts.equals(
+        env,
+        "--define reproducible=yes: want reproducible=1 or reproducible=0",
+        flag_error({"reproducible": "yes"}, "reproducible"),
+    )
+    return unittest.end(env)
+
+reproducible_define_test = unittest.make(_reproducible_define_impl)
 
 def _upstream_define_impl(ctx):
     """`--define upstream=` names a stand-in upstream (--config=rehearsal) or fails naming them."""

@@ -8,7 +8,8 @@ after its one-engine build of the fixture family, and
 1. start a second Docker engine as a second "host" (tools/engine with a state
    dir of its own, unix socket only) and create a docker context for it in a
    DOCKER_CONFIG of this check (the user's or CI's config is not touched);
-2. build the fixture family for gfx950 and gfx1201 with
+2. build the fixture family for gfx950 and gfx1201 (reproducible output:
+   `--define reproducible=1`, as the one-engine build it compares with) with
    `--define builders=gfx1201=<context>`: the mapping re-runs the gfx1201
    image builds only (the new DOCKER_CONFIG is in no action key:
    tools/client_env.py);
@@ -40,6 +41,9 @@ from pathlib import Path
 FAMILY = "//tests/e2e:all"
 PLAN = "//tests/e2e:push_default.plan"
 ARCHS = "gfx950,gfx1201"
+# Digests equal across engines only in the reproducible output mode (timestamps rewritten;
+# BuildKit's plain output keeps each engine's own RUN times): every build here uses it.
+REPRODUCIBLE = "--define=reproducible=1"
 REMOTE_ARCH = "gfx1201"
 CONTEXT = "rocm-e2e-hostb"
 DOWN_CONTEXT = "rocm-e2e-down"
@@ -63,6 +67,7 @@ def descriptors(*defines: str, env: dict | None = None) -> dict[str, dict]:
         "cquery",
         f"kind(rocm_image_rule, deps({FAMILY}))",
         f"--define=arch={ARCHS}",
+        REPRODUCIBLE,
         *defines,
         "--output=files",
         env=env,
@@ -170,6 +175,7 @@ def check(before: dict[str, str], log_dir: Path | str) -> str:
             "build",
             FAMILY,
             f"--define=arch={ARCHS}",
+            REPRODUCIBLE,
             mapping,
             "--jobs=8",
             f"--execution_log_json_file={log}",
@@ -200,8 +206,8 @@ def check(before: dict[str, str], log_dir: Path | str) -> str:
                 assert d["digest"] not in on_a, f"{name} was also built on the first engine"
 
         # the plan does not depend on where images are built
-        plan = bazel("run", PLAN, f"--define=arch={ARCHS}", env=env).stdout
-        plan_b = bazel("run", PLAN, f"--define=arch={ARCHS}", mapping, env=env).stdout
+        plan = bazel("run", PLAN, f"--define=arch={ARCHS}", REPRODUCIBLE, env=env).stdout
+        plan_b = bazel("run", PLAN, f"--define=arch={ARCHS}", REPRODUCIBLE, mapping, env=env).stdout
         assert plan == plan_b and plan.strip(), "push plan changed with --define builders="
 
         # a builder that is down: one line, within seconds; the other arch completes
@@ -210,6 +216,7 @@ def check(before: dict[str, str], log_dir: Path | str) -> str:
             "build",
             FAMILY,
             f"--define=arch={ARCHS}",
+            REPRODUCIBLE,
             f"--define=builders={REMOTE_ARCH}={DOWN_CONTEXT}",
             "--keep_going",
             env=env,
@@ -231,6 +238,7 @@ def check(before: dict[str, str], log_dir: Path | str) -> str:
             "build",
             FAMILY,
             f"--define=arch={ARCHS}",
+            REPRODUCIBLE,
             mapping,
             f"--execution_log_json_file={relog}",
             env=env,
@@ -256,7 +264,7 @@ def check(before: dict[str, str], log_dir: Path | str) -> str:
 def main() -> int:
     os.chdir(Path(__file__).resolve().parents[2])
     sys.path.insert(0, os.getcwd())
-    bazel("build", FAMILY, f"--define=arch={ARCHS}")
+    bazel("build", FAMILY, f"--define=arch={ARCHS}", REPRODUCIBLE)
     log_dir = Path(".ci/.cache")
     log_dir.mkdir(parents=True, exist_ok=True)
     print(check(digests(), log_dir.resolve()))

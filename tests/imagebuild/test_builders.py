@@ -159,7 +159,7 @@ def test_an_upgraded_builder_gets_a_new_content_key(tmp_path):
     again = builders.Builder("hostb", "context", "docker", ("ssh://b",), ("v0.0.0",), "28.5.2")
 
     def key(b):
-        return build.content_key(b"{}", [dockerfile], [], {}, None, "none", b.key())
+        return build.content_key(b"{}", [dockerfile], [], {}, None, "none", b.key(), False)
 
     assert key(old) != key(new)
     assert key(old) == key(again)
@@ -223,7 +223,9 @@ def test_a_builder_that_hangs_fails_within_the_timeout(docker, monkeypatch):
 
 
 def test_buildx_command_puts_context_before_buildx_and_builder_after_build(tmp_path):
-    args = argparse.Namespace(docker="docker", dockerfile=Path("Dockerfile"), network="none")
+    args = argparse.Namespace(
+        docker="docker", dockerfile=Path("Dockerfile"), network="none", reproducible=False
+    )
     spec = {"build_args": {}, "labels": {}}
     meta = tmp_path / "m.json"
     ctx = builders.Builder("hostb", "context", "docker")

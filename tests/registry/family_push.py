@@ -51,15 +51,30 @@ def metadata(name: str) -> dict:
     return json.loads(Path(f"tests/e2e/{name}.json").read_text())
 
 
-def write_plan(tmp: Path, entries: list[tuple[str, str | None, str, str | None]]) -> Path:
-    """A plan whose specs tagconf renders now: (target, arch, built image, VCS_REF)."""
+def write_plan(
+    tmp: Path, entries: list[tuple[str, str | None, str, str | None]], release: bool = False
+) -> Path:
+    """A plan whose specs tagconf renders now: (target, arch, built image, VCS_REF).
+
+    The e2e images are built in the tests' configuration: BuildKit's plain output, not
+    reproducible, so the push refuses their immutable tags. With ``release``, the plan
+    names copies of their descriptors that say reproducible, as a `--config=release`
+    build's would (same image): for the tests of the immutable-tag guard itself.
+    """
     images = []
     for i, (target, arch, image_of, vcs_ref) in enumerate(entries):
         values = resolve_values(CATALOG, vcs_ref=vcs_ref)
         spec = image_spec(CATALOG, CATALOG.target(target), arch, values, NAMESPACE)
         path = tmp / f"spec{i}.json"
         path.write_text(json.dumps(spec))
-        images.append({"spec": str(path), "descriptor": f"tests/e2e/{image_of}.json"})
+        descriptor = Path(f"tests/e2e/{image_of}.json")
+        if release and descriptor.exists():
+            copy = tmp / f"release-{len(list(tmp.glob('release-*')))}-{descriptor.name}"
+            copy.write_text(
+                json.dumps({**json.loads(descriptor.read_text()), "reproducible": True})
+            )
+            descriptor = copy
+        images.append({"spec": str(path), "descriptor": str(descriptor)})
     plan = tmp / f"plan{len(list(tmp.glob('plan*.json')))}.json"
     plan.write_text(json.dumps({"images": images}))
     return plan

@@ -74,7 +74,9 @@ def test_dry_run_prints_the_plan_and_writes_nothing(registry, proxy_for):
 
 def test_immutable_tag_never_moves(registry, tmp_path):
     target = f"{registry.host}/{NAMESPACE}"
-    first = write_plan(tmp_path, [("pytorch-wheel", "gfx950", "pytorch-wheel.gfx950", "abc1234")])
+    first = write_plan(
+        tmp_path, [("pytorch-wheel", "gfx950", "pytorch-wheel.gfx950", "abc1234")], release=True
+    )
     assert registry_tool("push", "--plan", str(first), "--registry", target).code == 0
     before = registry.all_refs()
     immutable = f"{NAMESPACE}/pytorch-wheel:2.15.0-10.1.0-full-gfx950-gabc1234"
@@ -91,12 +93,37 @@ def test_immutable_tag_never_moves(registry, tmp_path):
             ("triton-wheel", None, "triton-wheel", "abc1234"),
             ("pytorch-wheel", "gfx950", "pytorch.gfx950", "abc1234"),
         ],
+        release=True,
     )
     result = registry_tool("push", "--plan", str(other), "--registry", target)
     assert result.code == 1
     assert "immutable tags never move; nothing was pushed" in result.err
     assert f"{target}/pytorch-wheel:2.15.0-10.1.0-full-gfx950-gabc1234 is" in result.err
     assert registry.all_refs() == before  # triton-wheel was not pushed either
+
+
+def test_an_immutable_tag_of_a_plain_build_is_refused_and_nothing_is_pushed(registry, tmp_path):
+    # the e2e images are built here without --define reproducible=1: BuildKit's plain output
+    assert metadata("rocm-runtime.gfx950")["reproducible"] is False
+    target = f"{registry.host}/{NAMESPACE}"
+    entries = [
+        ("rocm-runtime", "gfx950", "rocm-runtime.gfx950", "abc1234"),
+        ("pytorch-base", "gfx950", "pytorch-base.gfx950", "abc1234"),
+    ]
+    plan = write_plan(tmp_path, entries)
+    for extra in (["--dry-run"], []):
+        result = registry_tool("push", "--plan", str(plan), "--registry", target, *extra)
+        assert result.code == 1, result.err
+        line = next(x for x in result.err.splitlines() if "reproducible" in x)
+        assert line.startswith("registry: error: immutable tags need reproducible images")
+        assert f"rocm-runtime (gfx950) ({target}/rocm-runtime:" in line
+        assert line.endswith("Build with --config=release (or --define reproducible=1)")
+    assert registry.all_refs() == {}  # nothing half-pushed
+    # its floating and versioned tags are fine
+    plain = write_plan(tmp_path, [(t, a, i, None) for t, a, i, _ in entries])
+    result = registry_tool("push", "--plan", str(plain), "--registry", target)
+    assert result.code == 0, result.err
+    assert len(registry.all_refs()) == 4
 
 
 def staging_host(name: str) -> str:

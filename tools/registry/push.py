@@ -2,6 +2,10 @@
 
 Order of operations, and what it guarantees:
 
+0. Before any request, an immutable tag of an image whose descriptor is not
+   reproducible (built without `--define reproducible=1`, --config=release)
+   refuses the whole push: a clean rebuild of that commit would give another
+   digest, which the tag could then never take (``unreproducible``).
 1. Before anything is written, every immutable tag of the whole push is
    looked up; if one exists with another digest the push stops and nothing
    moves (same digest: fine, idempotent). Each manifest is looked up too
@@ -100,6 +104,26 @@ class PushResult:
     failed: PlannedImage | None = None
     error: str = ""
     requests: dict[str, int] = field(default_factory=dict)  # per image label
+
+
+def unreproducible(images: list[PlannedImage], descriptors: dict) -> str:
+    """The refusal of a push that would give an immutable tag to an image built without
+    the reproducible output (its descriptor's ``reproducible``), or ''. One line.
+
+    Its floating and versioned tags alone are fine: they move anyway.
+    """
+    bad = [
+        f"{image.label()} ({image.registry}/{image.repository}:{image.immutable})"
+        for image in images
+        if image.immutable and not descriptors[image.key].reproducible
+    ]
+    if not bad:
+        return ""
+    return (
+        "immutable tags need reproducible images (a clean rebuild must give the same digest);"
+        f" nothing was pushed: {', '.join(bad)} built without --define reproducible=1."
+        " Build with --config=release (or --define reproducible=1)"
+    )
 
 
 class Pusher:
@@ -291,7 +315,8 @@ class Pusher:
         """What a push would do, per ref, and every refusal it would make; never writes."""
         check_collisions(images)
         descriptors = {image.key: image.load_descriptor() for image in images}
-        refusals = [r for r in [self.immutable_now(images, descriptors)[1]] if r]
+        refusals = [r for r in [unreproducible(images, descriptors)] if r]
+        refusals += [r for r in [self.immutable_now(images, descriptors)[1]] if r]
         lines = []
         brought: set[tuple[str, str]] = set()  # (host, blob) an earlier image brings
         for image in images:
@@ -330,6 +355,9 @@ class Pusher:
         check_collisions(images)
         result = PushResult()
         descriptors = {image.key: image.load_descriptor() for image in images}
+        refusal = unreproducible(images, descriptors)  # before any request
+        if refusal:
+            raise RegistryError(refusal)
         immutable_now, refusal = self.immutable_now(images, descriptors)
         if refusal:
             raise RegistryError(refusal)

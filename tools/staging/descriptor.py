@@ -23,11 +23,17 @@ Format (schema 1)::
       "parents": {"pytorch-base": "sha256:..."},
       "dockerfile": "docker/Dockerfile.pytorch", "stage": "pytorch",
       "builder": {"name": "local" | "<context or buildx builder>", "driver": "docker",
-                  "endpoints": [...], "buildkit": ["v0.23.2"], "engine": "28.5.2"}
+                  "endpoints": [...], "buildkit": ["v0.23.2"], "engine": "28.5.2"},
+      "reproducible": true | false
     }
 
 `builder` says which BuildKit built the image (`--define builders=`) and its
-versions; they are part of the content key.
+versions; they are part of the content key. `reproducible` is the output
+mode (`--define reproducible=1`, --config=release: timestamps rewritten, a
+clean rebuild gives the same digest), also part of the content key; the push
+refuses an immutable tag for an image built without it. A descriptor without
+the field is from before the modes, when every image was built reproducibly:
+it reads as true.
 """
 
 from __future__ import annotations
@@ -72,6 +78,9 @@ class Descriptor:
     stage: str = ""
     builder: dict = field(default_factory=lambda: {"name": "local"})
     staging_instance: str = ""  # the embedded staging's state dir identity; '' if shared
+    # the output mode: timestamps rewritten (a clean rebuild gives this digest again);
+    # True also for descriptors from before the modes, all built that way
+    reproducible: bool = True
     path: Path | None = None
 
     # -- derived --------------------------------------------------------------
@@ -150,6 +159,7 @@ class Descriptor:
             "dockerfile": self.dockerfile,
             "stage": self.stage,
             "builder": dict(self.builder),
+            "reproducible": self.reproducible,
         }
 
     def write(self, path: Path) -> None:
@@ -184,6 +194,7 @@ def from_json(data: dict, path: Path | None = None) -> Descriptor:
             stage=data.get("stage", ""),
             builder=_builder(data.get("builder")),
             staging_instance=str(staging.get("instance") or ""),
+            reproducible=_reproducible(data.get("reproducible", True), where),
             path=path,
         )
     except (KeyError, TypeError, AttributeError) as e:
@@ -191,6 +202,13 @@ def from_json(data: dict, path: Path | None = None) -> Descriptor:
     if digest_of(manifest) != d.digest:
         raise DescriptorError(f"{where}: manifest does not match its digest {d.digest}; rebuild")
     return d
+
+
+def _reproducible(value: object, where: str) -> bool:
+    """The output mode; absent (older descriptors, all built reproducibly): True."""
+    if not isinstance(value, bool):
+        raise DescriptorError(f"{where}: reproducible is {value!r}, want true or false; rebuild")
+    return value
 
 
 def _builder(value: object) -> dict:
