@@ -8,7 +8,8 @@
 #   kernels and tag it gfx1201);
 # - picks the compiler cache: sccache when base was built with a backend
 #   (see configure-sccache.sh), else ccache in the BuildKit cache mount at
-#   /root/.cache/ccache, else none;
+#   /root/.cache/ccache, else none; sccache's server, whoever starts it,
+#   listens on a socket of the RUN step's own (SCCACHE_SERVER_UDS);
 # - sets MAX_JOBS from the cores *and* the memory: a HIP translation unit
 #   can take 4 GiB, and an OOM-killed build fails hours in.
 
@@ -27,6 +28,17 @@ rocm_pytorch_arch_check() {
 
 rocm_pytorch_compiler_cache() {
     local launcher=""
+    # sccache's client finds its server at 127.0.0.1:4226 by default. On an
+    # engine without a bridge (tools/engine's) every RUN step shares the host's
+    # network namespace, so two steps at once would share one server, living
+    # in the other step's container: its files ("No such file" hashing ours),
+    # and gone when that step ends. A socket on this step's own tmpfs keeps the
+    # server private to the step. Set whichever cache is chosen below: meson
+    # puts sccache in front of the compilers by itself when it is on PATH
+    # (NIXL's build).
+    if command -v sccache >/dev/null; then
+        export SCCACHE_SERVER_UDS=${SCCACHE_SERVER_UDS:-/dev/shm/rocm-pytorch-sccache.sock}
+    fi
     if [ -s /etc/rocm-pytorch/sccache.env ] && command -v sccache >/dev/null; then
         set -a
         # shellcheck source=/dev/null

@@ -266,6 +266,32 @@ def test_build_env_puts_the_compiler_cache_in_front_of_every_compiler(tmp_path, 
         assert got.get(var) == tool, var
 
 
+@pytest.mark.parametrize("backend", [False, True])
+def test_build_env_keeps_any_sccache_server_private_to_the_step(tmp_path, backend):
+    # RUN steps share the host's network namespace on a bridgeless engine: the
+    # default 127.0.0.1:4226 would reach another step's server. With a backend
+    # (sccache the launcher) or without one (ccache the launcher, yet meson
+    # picks sccache from PATH), the server is a socket in the step's own tmpfs.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("ccache", "sccache"):
+        (bin_dir / tool).write_text("#!/bin/sh\n")
+        (bin_dir / tool).chmod(0o755)
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    (etc / "sccache.env").write_text("SCCACHE_BUCKET=b\n" if backend else "")
+    script = f'sed "s#/etc/rocm-pytorch#{etc}#g" {SCRIPTS / "build-env.sh"} > {tmp_path}/env.sh'
+    script += f" && . {tmp_path}/env.sh >/dev/null && env"
+    env = dict(os.environ, PATH=f"{bin_dir}:/usr/bin:/bin", PYTORCH_ROCM_ARCH="gfx1100")
+    env.pop("SCCACHE_SERVER_UDS", None)
+    out = subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    got = dict(line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)
+    assert got["CMAKE_CXX_COMPILER_LAUNCHER"] == ("sccache" if backend else "ccache")
+    assert got["SCCACHE_SERVER_UDS"] == "/dev/shm/rocm-pytorch-sccache.sock"
+
+
 def pytorch_fixture(tmp_path: Path, torch_links_magma: bool = True) -> dict:
     """A PyTorch tree, MAGMA and AOTriton installs, and what `pip wheel` builds of them."""
     src = project(
