@@ -7,21 +7,28 @@ them, action keys of this run's own):
   (images/rehearsal/sources.toml) on loopback and writes the mirror settings
   file with its [git.rewrite];
 - `bazel build //images/rehearsal:upstream` builds the stand-in (one
-  UpstreamBuild); `bazel build` of rocm-runtime, base, triton-wheel,
-  pytorch-src, pytorch, pytorch-wheel, pytorch-test and pytorch-run (gfx1100)
-  `--config=rehearsal` builds them from docker/ (eight ImageBuilds: MAGMA,
-  AOTriton and torch compiled with hipcc for gfx1100, the smoke test run in
+  UpstreamBuild); `bazel build --config=rehearsal` of the default group for
+  gfx1100 (every target push_default publishes there: aiter-wheel is not
+  built for gfx1100), pytorch-test and pytorch-run, and aiter-wheel for gfx942
+  builds them from docker/ (one ImageBuild each: MAGMA, AOTriton, torch, the
+  wheels and UCX compiled with hipcc for the arch, the smoke test run in
   pytorch, pytorch-test and runtime); a second build runs nothing;
 - tools/rehearsal/coverage.py reads BuildKit's step list in their logs: every
-  RUN of Dockerfile.rocm-runtime, .base, .triton, .pytorch and .runtime
-  executed (the slice of docker/ the rehearsal covers so far; it prints the
-  coverage of all of docker/);
+  RUN of every Dockerfile of docker/ executed;
 - tools/rehearsal/check.py reads the images: kernel files of gfx1100 only,
   the fat binaries, sizes and bytes pruned, ldconfig and gpu-arch, a hipcc
   code object for gfx1100 in base; the triton wheel installs in base and
   imports with its native module; pytorch-src has its submodule checked out;
-  runtime runs the smoke test as uid 1001 (rocm) and its libtorch_hip.so
-  carries amdgcn code objects for gfx1100 only;
+  torchvision and cupy install in pytorch; runtime runs the smoke test as uid
+  1001 (rocm) and its libtorch_hip.so carries amdgcn code objects for gfx1100
+  only; vllm and lmcache, started with their default command, answer /health
+  on loopback within SERVE_LIMIT seconds and their HEALTHCHECK passes;
+- `bazel run //images:push_default` publishes the group to the engine's
+  loopback registry without building anything again, and
+  `push_default.verify` finds every tag of the plan on its digest;
+- the wheelhouse, collected from that registry, installs torch and vllm with
+  `pip install --no-index` in a clean venv of runtime (their PyPI
+  dependencies downloaded beside it);
 - rocm-runtime for gfx950 fails with the prune script's "no rocBLAS kernels"
   line in Bazel's error;
 - another mirror (the settings file rewritten) runs 0 UpstreamBuild and 0
@@ -56,43 +63,35 @@ from tools.scratch_bazel import Checks, read_exec_log  # noqa: E402
 from tools.tagconf import catalog  # noqa: E402
 
 ARCH = "gfx1100"
+CDNA = "gfx942"  # aiter-wheel is built for the CDNA archs only (catalog.toml)
 REFUSED_ARCH = "gfx950"
-TARGETS = [
-    f"//images:rocm-runtime.{ARCH}",
-    f"//images:base.{ARCH}",
-    "//images:triton-wheel",
-    "//images:pytorch-src",
-    f"//images:pytorch.{ARCH}",
-    f"//images:pytorch-wheel.{ARCH}",
-    f"//images:pytorch-test.{ARCH}",
-    f"//images:pytorch-run.{ARCH}",
-    f"//images:torchvision-wheel.{ARCH}",
-    f"//images:cupy-wheel.{ARCH}",
+CATALOG = catalog.load(REPO / "images" / "catalog.toml")
+GROUP = "default"
+# The default group for ARCH (what push_default publishes: aiter-wheel is not
+# built there), pytorch-test and pytorch-run, which are pushed on their own,
+# and aiter-wheel for CDNA, so every RUN of docker/ runs.
+FAMILY = [t for t in CATALOG.group(GROUP) if CATALOG.builds(CATALOG.target(t), ARCH)]
+EXTRA = ["pytorch-test", "pytorch-run"]
+
+
+def label(name: str, arch: str = ARCH) -> str:
+    """The Bazel target of catalogue target ``name`` for ``arch`` (none: arch-free)."""
+    return f"//images:{name}.{arch}" if CATALOG.target(name).arch else f"//images:{name}"
+
+
+# On CDNA, aiter-wheel and vllm-wheel (whose vllm-build stage builds CK
+# flash-attention for gfx9 only) run what gfx1100 leaves out.
+TARGETS = [label(t) for t in FAMILY + EXTRA] + [
+    label(t, CDNA) for t in ("aiter-wheel", "vllm-wheel")
 ]
-# Their logs (images/private/image.bzl: logs/<package>/<target>.log), and the RUNs
-# of docker/ they must have executed: the slice of docker/ the rehearsal covers.
-LOGS = [
-    f"rocm-runtime.{ARCH}",
-    f"pytorch-base.{ARCH}",
-    "triton-wheel",
-    "pytorch-src",
-    f"pytorch.{ARCH}",
-    f"pytorch-wheel.{ARCH}",
-    f"pytorch-test.{ARCH}",
-    f"pytorch-run.{ARCH}",
-    f"torchvision-wheel.{ARCH}",
-    f"cupy-wheel.{ARCH}",
-]
-REQUIRED = [
-    "Dockerfile.rocm-runtime",
-    "Dockerfile.base",
-    "Dockerfile.triton",
-    "Dockerfile.pytorch",
-    "Dockerfile.runtime",
-    "Dockerfile.torchvision",
-    "Dockerfile.cupy",
-]
+# Their logs (images/private/image.bzl: logs/<package>/<target>.log).
+LOGS = [t.split(":", 1)[1] for t in TARGETS]
+# Every Dockerfile of docker/: each RUN must have executed in one of the builds.
+REQUIRED = sorted({Path(t.dockerfile).name for t in CATALOG.targets})
 UPSTREAM = "//images/rehearsal:upstream"
+# The serving images answer /health within this many seconds of `docker run`.
+SERVE_LIMIT = 60
+KV_TRANSFER_CONFIG = '{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}'
 BUILDS = ("UpstreamBuild", "ImageBuild")
 
 
@@ -180,6 +179,11 @@ def clean(run: Run) -> None:
         subprocess.run(
             [sys.executable, "-m", tool, "stop"], cwd=REPO, env=run.env, capture_output=True
         )
+    target = Run(run.root / "target")  # the registry push_default published to
+    subprocess.run(
+        ["rocm-pytorch-sid-run", "python3", "-m", "tools.staging", "stop"],
+        cwd=REPO, env=target.env, capture_output=True,
+    )  # fmt: skip
     shutil.rmtree(run.root, ignore_errors=True)
     # the engine .ci/run started (ROCM_PYTORCH_ENGINE_DIR), never a developer's
     if os.environ.get("ROCM_PYTORCH_ENGINE_DIR"):
@@ -221,14 +225,14 @@ def main() -> int:
         summary = [line for line in log.read_text().splitlines() if line.startswith("# upstream:")]
         return f"{wall:.0f}s; {summary[-1][2:] if summary else ''}"
 
-    @check(f"the pytorch chain and two wheels ({ARCH}) build from docker/ (cold)")
+    @check(f"the family ({ARCH}; aiter-wheel {CDNA}) builds from docker/ (cold)")
     def _family():
         spawns, wall = run.build(*TARGETS)
         timings["family"] = wall
         assert spawns == {"UpstreamBuild": 0, "ImageBuild": len(TARGETS)}, spawns
         return f"{wall:.0f}s, {len(TARGETS)} ImageBuild"
 
-    @check("every RUN of the rehearsed slice of docker/ executed (BuildKit's step list)")
+    @check("every RUN of every Dockerfile of docker/ executed (BuildKit's step list)")
     def _coverage():
         logs = Path(places.home(), *places.CACHE_DIR, "logs", "images")
         required = [a for name in REQUIRED for a in ("--require", name)]
@@ -241,7 +245,7 @@ def main() -> int:
             check=False,
         )
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
-        return f"{', '.join(REQUIRED)}: all; {proc.stdout.strip().splitlines()[-1]}"
+        return proc.stdout.strip().splitlines()[-1]
 
     @check("a second build runs nothing (warm)")
     def _warm():
@@ -270,43 +274,147 @@ def main() -> int:
     try:
         paths = {
             "upstream": run.descriptor(UPSTREAM),
-            "runtime": run.descriptor(TARGETS[0]),
-            "base": run.descriptor(TARGETS[1]),
+            "runtime": run.descriptor(label("rocm-runtime")),
+            "base": run.descriptor(label("pytorch-base")),
         }
         results = image_check.run(ARCH, paths["upstream"], paths["runtime"], paths["base"])
-        images = {t: image_check.desc.load(run.descriptor(t)).staging_ref for t in TARGETS[1:]}
-        defaults = catalog.load(REPO / "images" / "catalog.toml").defaults
+        images = {t: image_check.desc.load(run.descriptor(t)).staging_ref for t in TARGETS}
+        defaults = CATALOG.defaults
+        base = images[label("pytorch-base")]
         results.append(
             image_check.check_triton(
-                images[TARGETS[1]],
-                images["//images:triton-wheel"],
+                base,
+                images[label("triton-wheel")],
                 defaults["TRITON_VERSION"],
                 defaults["PYTHON_VERSION"],
             )
         )
-        results.append(
-            image_check.check_source_tree(images["//images:pytorch-src"], "/src/pytorch")
-        )
+        results.append(image_check.check_source_tree(images[label("pytorch-src")], "/src/pytorch"))
         results.append(
             image_check.check_extension_wheels(
-                images[f"//images:pytorch.{ARCH}"],
-                [
-                    images[f"//images:torchvision-wheel.{ARCH}"],
-                    images[f"//images:cupy-wheel.{ARCH}"],
-                ],
+                images[label("pytorch")],
+                [images[label("torchvision-wheel")], images[label("cupy-wheel")]],
+                ARCH,
+            )
+        )
+        results.append(
+            image_check.check_nixl_wheel(
+                images[label("pytorch")],
+                images[label("nixl-wheel")],
+                defaults["NIXL_REF"].removeprefix("v"),
+                defaults["PYTHON_VERSION"],
                 ARCH,
             )
         )
         results += image_check.check_runtime(
-            images[f"//images:pytorch-run.{ARCH}"],
-            images[TARGETS[1]],
-            ARCH,
-            defaults["PYTHON_VERSION"],
+            images[label("pytorch-run")], base, ARCH, defaults["PYTHON_VERSION"]
+        )
+        results.append(
+            image_check.check_serving(
+                images[label("vllm")], "vllm", daemon.free_port(), SERVE_LIMIT
+            )
+        )
+        results.append(
+            image_check.check_serving(
+                images[label("lmcache")],
+                "lmcache",
+                daemon.free_port(),
+                SERVE_LIMIT,
+                "--kv-transfer-config",
+                KV_TRANSFER_CONFIG,
+            )
         )
     except Exception as e:
         results = [image_check.Result("the images", False, str(e))]
     for r in results:
         check.add(r.name, r.ok, r.detail)
+
+    pushed = {"registry": ""}
+
+    @check(f"push_default publishes the family for {ARCH} to a loopback registry")
+    def _push():
+        # a registry of this run's own (a second staging instance: a docker-registry
+        # on loopback), so the clean-up removes what was pushed
+        target = Run(run.root / "target")
+        port = target.env["ROCM_PYTORCH_STAGING_PORT"]
+        subprocess.run(
+            ["rocm-pytorch-sid-run", "python3", "-m", "tools.staging", "start"],
+            cwd=REPO, env=target.env, capture_output=True, check=True,
+        )  # fmt: skip
+        registry = f"127.0.0.1:{port}"
+        pushed["registry"] = f"{registry}/rh"
+        defines = [
+            "--config=rehearsal",
+            f"--define=arch={ARCH}",
+            f"--define=registry={registry}/rh",
+        ]
+        log = run.root / "exec-push.json"
+        start = time.monotonic()
+        proc = run.bazel(
+            "run", f"//images:push_{GROUP}", *defines, f"--execution_log_json_file={log}"
+        )
+        wall = time.monotonic() - start
+        spawns = read_exec_log(log)
+        built = sum(1 for s in spawns if s.get("mnemonic") in BUILDS)
+        assert built == 0, f"{built} image builds: push_{GROUP} rebuilt what was built"
+        verify = run.bazel("run", f"//images:push_{GROUP}.verify", *defines, check=False)
+        assert verify.returncode == 0, verify.stdout[-2000:] + verify.stderr[-2000:]
+        tail = (proc.stdout + proc.stderr).strip().splitlines()
+        return (
+            f"{len(FAMILY)} images to {registry}/rh in {wall:.0f}s, 0 image builds;"
+            f" push_{GROUP}.verify passes; {tail[-1][:160] if tail else ''}"
+        )
+
+    @check("every tag of the plan names the image built for it, with the documented labels")
+    def _tags():
+        assert pushed["registry"], "nothing was pushed"
+        defines = ["--config=rehearsal", f"--define=arch={ARCH}"]
+        plan = json.loads(
+            run.bazel(
+                "run",
+                f"//images:push_{GROUP}.plan",
+                *defines,
+                f"--define=registry={pushed['registry']}",
+                "--",
+                "--json",
+            ).stdout
+        )
+        wrong, refs = [], 0
+        for image in plan["images"]:
+            built = image_check.desc.load(run.descriptor(label(image["target"]), *defines))
+            labels = built.config.get("config", {}).get("Labels", {})
+            want = {
+                "org.rocm-pytorch.image.target": image["target"],
+                "org.rocm-pytorch.image.arch": image["arch"] or "noarch",
+                "org.opencontainers.image.title": CATALOG.target(image["target"]).repository,
+            }
+            wrong += [
+                f"{image['target']}: label {k}={labels.get(k)!r}, not {v!r}"
+                for k, v in want.items()
+                if labels.get(k) != v
+            ]
+            for ref in image["refs"]:
+                refs += 1
+                digest = image_check.registry_digest(ref)
+                if digest != built.digest:
+                    wrong.append(f"{ref} names {digest}, built {built.digest}")
+        assert not wrong, "; ".join(wrong[:10])
+        return f"{refs} tags of {len(plan['images'])} images on their digests, labels as documented"
+
+    @check("the wheelhouse from the registry installs torch and vllm with no index")
+    def _wheelhouse():
+        assert pushed["registry"], "nothing was pushed"
+        house, deps = run.root / "wheelhouse", run.root / "deps"
+        run.bazel(
+            "run", "//tools/wheelhouse", "--config=rehearsal", "--", "--arch", ARCH,
+            "--out", str(house), "--from-registry", pushed["registry"],
+        )  # fmt: skip
+        projects = ["torch", "vllm"]
+        image_check.download_dependencies(house, deps, projects, CATALOG.defaults["PYTHON_VERSION"])
+        runtime = image_check.desc.load(run.descriptor(label("pytorch-run"))).staging_ref
+        result = image_check.check_wheelhouse(runtime, house, deps, projects)
+        assert result.ok, result.detail
+        return result.detail
 
     @check(f"rocm-runtime for {REFUSED_ARCH} is refused, named in Bazel's error")
     def _refused():

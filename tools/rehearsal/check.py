@@ -24,16 +24,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.error
+import urllib.request
 import zipfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.oci import media
 from tools.staging import descriptor as desc
 
 TOKEN = re.compile(r"gfx[0-9a-z]+(?:-[0-9]+)?(?:-generic)?")
@@ -67,11 +72,19 @@ def generic_target(arch: str) -> str:
     return next((generic for pattern, generic in table if re.fullmatch(pattern, arch)), "")
 
 
-def run_in(image: str, script: str, docker: str = "docker", mount: Path | None = None) -> str:
-    """``script`` run by bash in ``image`` without network (``mount`` read-only at /w)."""
+def run_in(
+    image: str,
+    script: str,
+    docker: str = "docker",
+    mount: Path | None = None,
+    entrypoint: str | None = None,
+) -> str:
+    """``script`` run by bash in ``image`` without network (``mount`` read-only at /w;
+    ``entrypoint`` "" for an image whose ENTRYPOINT would take the script as arguments)."""
     volume = ["--volume", f"{mount}:/w:ro"] if mount else []
+    first = [] if entrypoint is None else ["--entrypoint", entrypoint]
     proc = subprocess.run(
-        [docker, "run", "--rm", "--network", "none", *volume, image, "bash", "-c", script],
+        [docker, "run", "--rm", "--network", "none", *volume, *first, image, "bash", "-c", script],
         capture_output=True,
         text=True,
         check=False,
@@ -389,6 +402,169 @@ def check_nixl_wheel(image: str, wheel_image: str, version: str, python: str, ar
         f" in the wheel: {', '.join(plugins) or 'none'}"
         f"{f' (missing {missing})' if missing else ''}; GPU code for"
         f" {', '.join(f'{k} {sorted(v)}' for k, v in sorted(targets.items())) or 'nothing'}",
+    )
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode(errors="replace")
+    except urllib.error.HTTPError as e:
+        return e.code, ""
+
+
+def registry_digest(ref: str) -> str:
+    """The digest tag ``ref`` (HOST:PORT/NAME:TAG of a loopback registry) names now."""
+    name, _, tag = ref.rpartition(":")
+    host, _, repository = name.partition("/")
+    request = urllib.request.Request(
+        f"http://{host}/v2/{repository}/manifests/{tag}",
+        method="HEAD",
+        headers={"Accept": media.MANIFEST_TYPES},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.headers.get("Docker-Content-Digest", "")
+    except urllib.error.HTTPError as e:
+        return f"HTTP {e.code}"
+
+
+def check_serving(
+    image: str, name: str, port: int, limit: float, *extra: str, docker: str = "docker"
+) -> Result:
+    """``image`` started with its default command (ENTRYPOINT, user) answers /health on
+    loopback ``port`` within ``limit`` seconds, and its own HEALTHCHECK says healthy."""
+    container = f"rehearsal-{name}-{port}"
+    run = [docker, "run", "--detach", "--rm", "--name", container, "--network", "host"]
+    run += ["--env", f"HEALTHCHECK_PORT={port}", image, "rehearsal-model"]
+    run += ["--host", "127.0.0.1", "--port", str(port), *extra]
+    started = subprocess.run(run, capture_output=True, text=True, check=False)
+    if started.returncode != 0:
+        return Result(
+            f"{name} serves",
+            False,
+            f"docker run exited {started.returncode}: {started.stderr[-400:]}",
+        )
+    begin = time.monotonic()
+    try:
+        status, took = 0, 0.0
+        while time.monotonic() - begin < limit:
+            try:
+                status, _ = _get(f"http://127.0.0.1:{port}/health")
+            except OSError:
+                status = 0
+            if status == 200:
+                took = time.monotonic() - begin
+                break
+            time.sleep(0.5)
+        logs = subprocess.run(
+            [docker, "logs", container], capture_output=True, text=True, check=False
+        )
+        if status != 200:
+            return Result(
+                f"{name} serves",
+                False,
+                f"no 200 from /health on 127.0.0.1:{port} within {limit:.0f}s;"
+                f" logs: {(logs.stdout + logs.stderr)[-600:]}",
+            )
+        fmt = "{{json .Config.Healthcheck.Test}} {{.Config.User}}"
+        inspect = subprocess.run(
+            [docker, "inspect", "--format", fmt, container],
+            capture_output=True, text=True, check=True,
+        ).stdout.split(" ", 1)  # fmt: skip
+        test, user = json.loads(inspect[0]), inspect[1].strip()
+        command = test[1:] if test and test[0] == "CMD" else ["sh", "-c", *test[1:]]
+        health = subprocess.run(
+            [docker, "exec", container, *command], capture_output=True, text=True, check=False
+        )
+        models_status, models = _get(f"http://127.0.0.1:{port}/v1/models")
+        ok = health.returncode == 0 and user == "1001" and models_status == 200
+        return Result(
+            f"{name} serves",
+            ok,
+            f"`{' '.join(run[-6 - len(extra) :])}` as user {user}: /health 200 after {took:.1f}s"
+            f" (limit {limit:.0f}s); HEALTHCHECK `{' '.join(command)}` exit {health.returncode};"
+            f" /v1/models {models_status} {models[:120]}",
+        )
+    finally:
+        subprocess.run([docker, "rm", "--force", container], capture_output=True, check=False)
+
+
+def _wheel_pins(wheelhouse: Path) -> dict[str, str]:
+    """project -> ``name==version`` of every wheel in ``wheelhouse``."""
+    pins = {}
+    for wheel in sorted(wheelhouse.glob("*.whl")):
+        name, version = wheel.name.split("-")[:2]
+        pins[name.replace("_", "-").lower()] = f"{name.replace('_', '-')}=={version}"
+    return pins
+
+
+# The platforms a wheel of PyPI may be built for to install in the family's images.
+_PLATFORMS = (
+    "linux_x86_64",
+    "manylinux2014_x86_64",
+    *(f"manylinux_2_{n}_x86_64" for n in (17, 24, 27, 28, 31, 34, 35, 36, 38, 39, 40)),
+)
+
+
+def download_dependencies(wheelhouse: Path, deps: Path, projects: list[str], python: str) -> None:
+    """Into ``deps``: what ``projects`` of ``wheelhouse`` need from PyPI (through this host's
+    mirror settings), for CPython ``python``, every project of the wheelhouse held to its wheel."""
+    from tools.mirrors import secrets, settings
+
+    resolved = secrets.resolve(settings.load())
+    pins = _wheel_pins(wheelhouse)
+    constraints = deps.with_suffix(".constraints.txt")
+    constraints.write_text("".join(f"{pin}\n" for pin in pins.values()))
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(deps)]
+    cmd += ["--only-binary=:all:", "--implementation", "cp", "--python-version", python]
+    cmd += [a for platform in _PLATFORMS for a in ("--platform", platform)]
+    cmd += ["--find-links", str(wheelhouse), "--constraint", str(constraints)]
+    if resolved.pip.index_url:
+        cmd += ["--index-url", resolved.pip.index_url]
+    cmd += [a for url in resolved.pip.extra_index_urls for a in ("--extra-index-url", url)]
+    cmd += [a for host in resolved.pip.trusted_hosts for a in ("--trusted-host", host)]
+    if resolved.ca_bundle:
+        cmd += ["--cert", resolved.ca_bundle]
+    proc = subprocess.run(
+        [*cmd, *(pins[p] for p in projects)],
+        env={**os.environ, "PIP_CONFIG_FILE": os.devnull},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise CheckError(f"pip download of {projects}' dependencies: {proc.stderr[-800:]}")
+    for wheel in wheelhouse.glob("*.whl"):  # the wheelhouse's own stay there only
+        (deps / wheel.name).unlink(missing_ok=True)
+
+
+def check_wheelhouse(runtime: str, wheelhouse: Path, deps: Path, projects: list[str]) -> Result:
+    """``projects`` install from ``wheelhouse`` (and ``deps``, their PyPI dependencies)
+    with no index, in a clean virtual environment of ``runtime``, and import."""
+    pins = [_wheel_pins(wheelhouse)[p] for p in projects]
+    imports = ", ".join(p.replace("-", "_") for p in projects)
+    with tempfile.TemporaryDirectory() as tmp:
+        for src, dest in ((wheelhouse, "wheelhouse"), (deps, "deps")):
+            shutil.copytree(src, Path(tmp) / dest)
+        os.chmod(tmp, 0o755)
+        out = run_in(
+            runtime,
+            "python -m venv /tmp/clean && /tmp/clean/bin/pip install --quiet --no-index"
+            f" --find-links /w/wheelhouse --find-links /w/deps {' '.join(pins)}"
+            f" && /tmp/clean/bin/python -c 'import {imports}; print(\"imported\")'"
+            " && /tmp/clean/bin/pip list --format=freeze",
+            mount=Path(tmp),
+            entrypoint="",
+        )
+    installed = [line for line in out.splitlines() if "==" in line]
+    ok = "imported" in out and all(pin in installed for pin in pins)
+    ours = [line for line in installed if line.split("==")[0].lower() in _wheel_pins(wheelhouse)]
+    return Result(
+        "wheelhouse installs",
+        ok,
+        f"pip install --no-index {' '.join(pins)} in a clean venv of runtime: {len(installed)}"
+        f" packages, {len(ours)} of them from the wheelhouse ({', '.join(ours)})",
     )
 
 
