@@ -85,3 +85,17 @@ def test_hipcc_wants_one_code_object_for_the_arch(monkeypatch):
     assert check.check_hipcc("img", "gfx1100").ok
     fake(monkeypatch, {"hipcc": good.replace("0x41, gfx1100", "0x4c, gfx942")})
     assert not check.check_hipcc("img", "gfx1100").ok
+
+
+def test_amd_smi_wants_the_driver_not_loaded_answer_from_rocms_library(monkeypatch):
+    good = (
+        "184\nversion 7.0.2 library /opt/rocm-10.1.0/lib/libamd_smi.so\n"
+        "init raised 34 AMDSMI_STATUS_DRIVER_NOT_LOADED\n"
+    )
+    fake(monkeypatch, {"libamd_smi.so": good})
+    r = check.check_amd_smi("img")
+    assert r.ok and "amdsmi 7.0.2" in r.detail and "184 functions" in r.detail
+    fake(monkeypatch, {"libamd_smi.so": good.replace("raised 34", "raised 18")})
+    assert not check.check_amd_smi("img").ok
+    fake(monkeypatch, {"libamd_smi.so": good.replace("/opt/rocm-10.1.0/lib", "/usr/lib")})
+    assert not check.check_amd_smi("img").ok
