@@ -141,3 +141,17 @@ def test_nixl_wheels_named_otherwise_fail(monkeypatch):
     fake_nixl(monkeypatch, NIXL_WHEELS[1:], [], NIXL_PROBE_OUT)
     r = check.check_nixl_wheel("p", "w", "1.5.2", "3.14", "gfx1100")
     assert not r.ok and "/wheels holds" in r.detail
+
+
+def test_amd_smi_wants_the_driver_not_loaded_answer_from_rocms_library(monkeypatch):
+    good = (
+        "184\nversion 7.0.2 library /opt/rocm-10.1.0/lib/libamd_smi.so\n"
+        "init raised 34 AMDSMI_STATUS_DRIVER_NOT_LOADED\n"
+    )
+    fake(monkeypatch, {"libamd_smi.so": good})
+    r = check.check_amd_smi("img")
+    assert r.ok and "amdsmi 7.0.2" in r.detail and "184 functions" in r.detail
+    fake(monkeypatch, {"libamd_smi.so": good.replace("raised 34", "raised 18")})
+    assert not check.check_amd_smi("img").ok
+    fake(monkeypatch, {"libamd_smi.so": good.replace("/opt/rocm-10.1.0/lib", "/usr/lib")})
+    assert not check.check_amd_smi("img").ok

@@ -15,7 +15,11 @@ local Docker engine, without network:
 - `ldconfig -p` finds libamdhip64 and librocblas; /etc/rocm-pytorch/gpu-arch
   names the arch;
 - in base, hipcc compiles a HIP kernel for the arch and the object carries an
-  amdgcn code object for exactly that processor.
+  amdgcn code object for exactly that processor;
+- in base, AMD SMI as the stand-in carries it (tools/rehearsal/amdsmi.py):
+  /opt/rocm/share/amd_smi imports with base's Python, its libamd_smi.so
+  exports every function the wrapper binds, and amdsmi_init() raises
+  AMDSMI_STATUS_DRIVER_NOT_LOADED, as AMD's library does without a GPU driver.
 
 Prints one line per check and exits 1 when one fails.
 """
@@ -191,6 +195,35 @@ for f in k.o.*amdgcn*; do /opt/rocm/llvm/bin/llvm-readelf -h "$f" | grep -E 'Mac
         return Result("hipcc", False, f"bundles {bundles}, device flags {flags}:\n{out}")
     return Result(
         "hipcc", True, f"hipcc --offload-arch={arch} made an amdgcn code object for {arch} only"
+    )
+
+
+AMD_SMI = """import amdsmi
+maps = open("/proc/self/maps").read().split()
+print("version", amdsmi.__version__, "library", [m for m in maps if "libamd_smi" in m][0])
+try:
+    amdsmi.amdsmi_init()
+    print("init succeeded")
+except amdsmi.AmdSmiLibraryException as e:
+    print("init raised", e.get_error_code(), e.get_error_info(detailed=False))
+"""
+
+
+def check_amd_smi(image: str, python: str = "python") -> Result:
+    """AMD's amdsmi package from /opt/rocm/share/amd_smi on the stand-in libamd_smi.so."""
+    script = f"""set -e; nm -D --defined-only /opt/rocm/lib/libamd_smi.so | grep -c ' T amdsmi_'
+cd /tmp && PYTHONPATH=/opt/rocm/share/amd_smi {python} -W ignore -c '{AMD_SMI}'"""
+    out = run_in(image, script)
+    exported = int(out.split()[0])
+    want = "init raised 34 AMDSMI_STATUS_DRIVER_NOT_LOADED"
+    if want not in out or not re.search(r"library /opt/rocm[-0-9.]*/lib/libamd_smi\.so", out):
+        return Result("amd_smi", False, f"expected `{want}` from /opt/rocm/lib's library:\n{out}")
+    version = out.split("version ", 1)[1].split()[0]
+    return Result(
+        "amd_smi",
+        True,
+        f"amdsmi {version} imports from /opt/rocm/share/amd_smi, its stand-in libamd_smi.so"
+        f" exports {exported} functions, amdsmi_init() raises DRIVER_NOT_LOADED",
     )
 
 
@@ -589,6 +622,7 @@ def run(arch: str, upstream: Path, runtime: Path, base: Path) -> list[Result]:
     )
     results.append(check_loader(images["runtime"], arch))
     results.append(check_hipcc(images["base"], arch))
+    results.append(check_amd_smi(images["base"]))
     return results
 
 

@@ -5,7 +5,8 @@ on the finished root file system before it is packed, with this file's own
 interpreter (stdlib only):
 
     layout.py ROOT --rocm-release 10.1.0 --lock upstream.lock \\
-        --sources SOURCES_FILE --preferences PREFERENCES_FILE
+        --sources SOURCES_FILE --preferences PREFERENCES_FILE \\
+        [--amd-smi-sdist amdsmi-X.tar.gz --amd-smi-c amd_smi_standin.c]
 
 1. Checks that the packages installed are exactly the lock's, at the lock's
    versions (a mirror that moved on would otherwise change the image silently).
@@ -18,7 +19,12 @@ interpreter (stdlib only):
    lib/llvm (AMD's compiler directory) -> Debian's LLVM that carries the
    device libraries (and lib/llvm-<N>, where Debian's hipcc looks for it),
    .info/version, and the loader configuration.
-3. Makes the apt configuration the image's: the stand-in archive's sources,
+3. With ``--amd-smi-sdist`` and ``--amd-smi-c`` (tools/rehearsal/amdsmi.py): the
+   one part that is not Debian's, AMD SMI. AMD's amdsmi sdist unpacked into
+   share/amd_smi (as AMD's image has it: pip installs that directory), and
+   the generated stand-in libamd_smi.so compiled into lib/ by the root file
+   system's own clang (a locked package: the same bytes on every build).
+4. Makes the apt configuration the image's: the stand-in archive's sources,
    the ROCm pin, no trace of the mirror the build used; and drops what
    mmdebstrap copied from the build host (hostname, resolv.conf, hosts).
 """
@@ -27,8 +33,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
+import tarfile
 import tomllib
 from pathlib import Path
 
@@ -154,6 +162,62 @@ def link_llvm(root: Path, opt: str) -> str:
     return llvm.name
 
 
+# what the amdsmi sdist holds that AMD's share/amd_smi does not: the sdist's own metadata
+SDIST_ONLY = ("PKG-INFO", "amdsmi.egg-info")
+AMD_SMI_C = "tmp/amd_smi_standin.c"
+
+
+def unpack_amd_smi(sdist: Path, dest: Path) -> list[str]:
+    """The sdist's files (its top directory stripped, its own metadata left out) into
+    ``dest``: regular files 0644, directories 0755, nothing else (no links, no paths
+    outside)."""
+    written = []
+    with tarfile.open(sdist, "r:gz") as tar:
+        for member in tar.getmembers():
+            parts = member.name.split("/")[1:]
+            if not parts or parts[0] in SDIST_ONLY or not member.isfile():
+                continue
+            if any(p in ("", ".", "..") for p in parts):
+                raise LayoutError(f"{sdist}: unsafe member {member.name}")
+            path = dest.joinpath(*parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(tar.extractfile(member).read())
+            path.chmod(0o644)
+            written.append("/".join(parts))
+    for directory in [dest, *sorted(p for p in dest.rglob("*") if p.is_dir())]:
+        directory.chmod(0o755)
+    if "pyproject.toml" not in written:
+        raise LayoutError(f"{sdist} has no pyproject.toml at its top")
+    return written
+
+
+def compile_amd_smi(root: Path, opt: str, c_source: Path, llvm: str, *, run=subprocess.run) -> str:
+    """The stand-in libamd_smi.so, compiled in the root file system by its own clang."""
+    shutil.copyfile(c_source, root / AMD_SMI_C)
+    out = f"/{opt}/lib/libamd_smi.so"
+    try:
+        run(
+            [
+                "chroot",
+                str(root),
+                f"/usr/lib/{llvm}/bin/clang",
+                "-std=c17",
+                "-O2",
+                "-fPIC",
+                "-shared",
+                "-Wl,-soname,libamd_smi.so",
+                "-o",
+                out,
+                f"/{AMD_SMI_C}",
+            ],
+            check=True,
+        )
+    finally:
+        (root / AMD_SMI_C).unlink(missing_ok=True)
+    (root / out.lstrip("/")).chmod(0o755)
+    return out
+
+
 def write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_symlink():
@@ -162,7 +226,15 @@ def write(path: Path, text: str) -> None:
 
 
 def layout(
-    root: Path, release: str, lock: dict, sources: str, preferences: str, *, ldconfig: bool = True
+    root: Path,
+    release: str,
+    lock: dict,
+    sources: str,
+    preferences: str,
+    *,
+    ldconfig: bool = True,
+    amd_smi: tuple[Path, Path] | None = None,
+    run=subprocess.run,
 ) -> list[str]:
     check_packages(root, lock)
     opt = f"opt/rocm-{release}"
@@ -177,12 +249,29 @@ def layout(
     flattened = flatten_versioned_kernels(root, opt)
     llvm = link_llvm(root, opt)
     os.symlink(f"rocm-{release}", root / "opt/rocm")
+    smi = []
+    if amd_smi:
+        sdist, c_source = amd_smi
+        files = unpack_amd_smi(sdist, root / opt / "share/amd_smi")
+        library = compile_amd_smi(root, opt, c_source, llvm, run=run)
+        smi = [
+            f"AMD SMI (not Debian's): {sdist.name} ({len(files)} files) in /{opt}/share/amd_smi,"
+            f" the stand-in {library}"
+        ]
     hip = lock["packages"].get("libamdhip64-dev", "?")
     write(root / opt / ".info/version", f"{release}-0\n")
     write(
         root / opt / ".info/stand-in",
         f"A stand-in for AMD's ROCm {release}: Debian's ROCm packages (HIP {hip}),"
-        f" laid out as AMD's image by tools/rehearsal/layout.py.\n",
+        f" laid out as AMD's image by tools/rehearsal/layout.py."
+        + (
+            f" Not Debian's: AMD SMI, AMD's Python package ({amd_smi[0].name}) in"
+            " share/amd_smi and a stand-in lib/libamd_smi.so that reports no driver"
+            " (tools/rehearsal/amdsmi.py)."
+            if amd_smi
+            else ""
+        )
+        + "\n",
     )
     write(root / "etc/ld.so.conf.d/10-rocm.conf", f"/{opt}/lib\n")
     # apt: the image's own archive and pin; what mmdebstrap used for the build goes
@@ -205,6 +294,7 @@ def layout(
         f"moved {len(moved)} paths of {len(lock['rocm']['packages'])} ROCm packages to /{opt}",
         f"kernel directories: {', '.join(flattened) or 'none versioned'}",
         f"compiler: /{opt}/lib/llvm -> /usr/lib/{llvm}",
+        *smi,
     ]
 
 
@@ -215,7 +305,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lock", type=Path, required=True, help="images/rehearsal/upstream.lock")
     p.add_argument("--sources", type=Path, required=True, help="the image's apt sources")
     p.add_argument("--preferences", type=Path, required=True, help="the image's ROCm pin")
+    p.add_argument(
+        "--amd-smi-sdist", type=Path, help="AMD's amdsmi sdist (tools/rehearsal/amdsmi.py)"
+    )
+    p.add_argument("--amd-smi-c", type=Path, help="the stand-in libamd_smi.so's generated C")
     args = p.parse_args(argv)
+    if (args.amd_smi_sdist is None) != (args.amd_smi_c is None):
+        p.error("--amd-smi-sdist and --amd-smi-c go together")
     try:
         lock = tomllib.loads(args.lock.read_text())
         report = layout(
@@ -224,8 +320,9 @@ def main(argv: list[str] | None = None) -> int:
             lock,
             args.sources.read_text(),
             args.preferences.read_text(),
+            amd_smi=(args.amd_smi_sdist, args.amd_smi_c) if args.amd_smi_sdist else None,
         )
-    except (LayoutError, OSError, subprocess.CalledProcessError) as e:
+    except (LayoutError, OSError, tarfile.TarError, subprocess.CalledProcessError) as e:
         print(f"layout: error: {e}", file=sys.stderr)
         return 1
     for line in report:

@@ -21,6 +21,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.rehearsal import amdsmi
+
 ROCM_TEAM = "Debian ROCm Team"  # the Maintainer of Debian's ROCm packages
 ROCM_PIN_PRIORITY = 990
 SOURCE_DATE_EPOCH = "0"
@@ -38,6 +40,7 @@ class Config:
     rocm_suite: str
     packages: tuple[str, ...]
     path: str = "upstream.toml"
+    amd_smi: amdsmi.Pin | None = None  # [amd_smi]: AMD's Python package (tools/rehearsal/amdsmi.py)
 
 
 @dataclass(frozen=True)
@@ -58,10 +61,10 @@ def load_config(path: Path) -> Config:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise StandInError(f"{path}: {e}") from None
-    unknown = set(data) - {"suite", "rocm_suite", "packages"}
+    unknown = set(data) - {"suite", "rocm_suite", "packages", "amd_smi"}
     if unknown:
         raise StandInError(
-            f"{path}: unknown keys {sorted(unknown)}; known: suite, rocm_suite, packages"
+            f"{path}: unknown keys {sorted(unknown)}; known: suite, rocm_suite, packages, amd_smi"
         )
     suite, rocm_suite = data.get("suite", ""), data.get("rocm_suite", "")
     packages = data.get("packages", [])
@@ -70,7 +73,13 @@ def load_config(path: Path) -> Config:
             raise StandInError(f"{path}: {key} must be a Debian suite name like sid")
     if not packages or not all(isinstance(p, str) and _NAME.fullmatch(p) for p in packages):
         raise StandInError(f"{path}: packages must be a list of Debian package names")
-    return Config(suite, rocm_suite, tuple(packages), str(path))
+    pin = None
+    if "amd_smi" in data:
+        try:
+            pin = amdsmi.parse_pin(data["amd_smi"], str(path))
+        except amdsmi.AmdSmiError as e:
+            raise StandInError(str(e)) from None
+    return Config(suite, rocm_suite, tuple(packages), str(path), pin)
 
 
 def load_lock(path: Path) -> Lock:

@@ -33,8 +33,8 @@ from tools.mirrors import fetch
 from tools.oci.client import RegistryClient
 from tools.oci.digest import Digester, digest_of
 from tools.oci.errors import RegistryError
+from tools.rehearsal import amdsmi, standin
 from tools.rehearsal import lock as lock_mod
-from tools.rehearsal import standin
 from tools.rehearsal.standin import StandInError
 from tools.staging import Staging, StagingError, embedded, lease, reads, resolve
 from tools.staging import descriptor as desc
@@ -160,6 +160,16 @@ def hints(tail: str) -> str:
     return ""
 
 
+def amd_smi_args(pin: amdsmi.Pin, resolved, tmp: Path) -> str:
+    """layout.py's AMD SMI options: AMD's sdist from PyPI through the mirror settings' pip
+    index (pip's default without one), sha256-checked, and the stand-in library's C."""
+    indexes = [resolved.pip.index_url or amdsmi.default_index(), *resolved.pip.extra_index_urls]
+    sdist = amdsmi.fetch(pin, indexes, lambda url: fetch.read(resolved, url), tmp)
+    c_source = tmp / amdsmi.C_SOURCE
+    c_source.write_text(amdsmi.generate(sdist, pin.version))
+    return f" --amd-smi-sdist {sdist} --amd-smi-c {c_source}"
+
+
 def run(args: argparse.Namespace) -> str:
     start = time.monotonic()
     config = standin.load_config(args.config)
@@ -180,6 +190,7 @@ def run(args: argparse.Namespace) -> str:
         release.encode(),
         tool.encode(),
         Path(__file__).read_bytes(),
+        Path(amdsmi.__file__).read_bytes(),  # the stand-in libamd_smi.so's generator
     )
     name, tag = staging.name(REPOSITORY), "c-" + key.removeprefix("sha256:")
     builder = {"name": "mmdebstrap", "driver": "mmdebstrap", "version": tool}
@@ -224,6 +235,8 @@ def run(args: argparse.Namespace) -> str:
                 f" --lock {args.lock.resolve()} --sources {tmp / 'sources.list'}"
                 f" --preferences {prefs / 'rocm.pref'}"
             )
+            if config.amd_smi:
+                hook += amd_smi_args(config.amd_smi, resolved, tmp)
             cmd = standin.argv(
                 config,
                 includes=lock.includes(),
@@ -291,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     client_env.apply()  # this user's staging and mirrors: not in the action key
     try:
         run(args)
-    except (UpstreamError, StandInError, mirrors.MirrorError) as e:
+    except (UpstreamError, StandInError, mirrors.MirrorError, amdsmi.AmdSmiError) as e:
         print(f"upstream: error: {e}", file=sys.stderr)
         return 1
     return 0
