@@ -12,9 +12,17 @@
 # whatever torch pip would download into an isolated build environment. The
 # project's [build-system] requires, minus the packages we build ourselves,
 # and any --requirements files (relative to SRC_DIR) are installed first.
+# The non-isolated build runs through the PEP 517 frontend `build` with
+# --skip-dependency-check, which calls the backend's build_wheel hook and
+# nothing else, so a setup.py runs once, as in `setup.py bdist_wheel`. pip
+# would first call prepare_metadata_for_build_wheel, which with setuptools
+# runs setup.py a first time: aiter compiles its PREBUILD_KERNELS kernels at
+# the top level of setup.py, so pip compiled all of them twice.
 # --isolated is for projects that neither build against torch nor list it in
-# their build requirements (cupy).
-# --config-setting is passed to the PEP 517 backend (pip --config-settings).
+# their build requirements (cupy); pip builds those in an isolated
+# environment from the index pip.conf names.
+# --config-setting is passed to the PEP 517 backend; a key given more than
+# once reaches it as a list (meson-python's setup-args).
 #
 # Project-specific knobs (GPU_ARCHS, BUILD_VERSION, ...) are set by the
 # calling RUN line, where the reader of the Dockerfile sees them.
@@ -41,7 +49,7 @@ while [ "$#" -gt 0 ]; do
             ;;
         --config-setting)
             [ "$#" -ge 2 ] || die "--config-setting needs KEY=VALUE"
-            config_settings+=(--config-settings "$2")
+            config_settings+=("$2")
             shift
             ;;
         *) die "unknown option '$1'" ;;
@@ -59,9 +67,10 @@ build_requires=$(mktemp)
 trap 'rm -f "$constraints" "$build_requires"' EXIT
 python "$script_dir/own-packages.py" --build-tools >"$constraints"
 
-pip_wheel=(python -m pip wheel --no-deps --wheel-dir "$out" --verbose "${config_settings[@]}")
 if [ "$isolated" -eq 1 ]; then
     [ "${#requirements[@]}" -eq 0 ] || die "--requirements makes no sense with --isolated"
+    build=(python -m pip wheel --no-deps --wheel-dir "$out" --verbose)
+    for setting in "${config_settings[@]}"; do build+=(--config-settings "$setting"); done
 else
     if [ -f pyproject.toml ]; then
         python "$script_dir/own-packages.py" --build-requires pyproject.toml >"$build_requires"
@@ -71,14 +80,19 @@ else
         [ -f "$file" ] || die "no requirements file $file"
         python -m pip install --constraint "$constraints" --requirement "$file"
     done
-    pip_wheel+=(--no-build-isolation)
+    # build_wheel only: no prepare_metadata_for_build_wheel (pip's first
+    # setup.py run) and, with --skip-dependency-check, no
+    # get_requires_for_build_wheel (the requirements are installed above).
+    build=(python -m build --wheel --no-isolation --skip-dependency-check --outdir "$out")
+    # The = form: a value starting with - is not taken for an option of build.
+    for setting in "${config_settings[@]}"; do build+=("--config-setting=$setting"); done
 fi
 
 mkdir -p "$out"
 before=$(find "$out" -name '*.whl' | wc -l)
-"${pip_wheel[@]}" .
+"${build[@]}" .
 after=$(find "$out" -name '*.whl' | wc -l)
-[ "$after" -gt "$before" ] || die "pip produced no wheel for $src"
+[ "$after" -gt "$before" ] || die "${build[2]} produced no wheel for $src"
 if [ "${CMAKE_CXX_COMPILER_LAUNCHER:-}" = sccache ]; then
     sccache --show-stats || true
 elif [ "${CMAKE_CXX_COMPILER_LAUNCHER:-}" = ccache ]; then

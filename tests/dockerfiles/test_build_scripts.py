@@ -1,9 +1,10 @@
 """The build scripts of docker/scripts on fixture source trees, with pip faked (no network).
 
-A fake `python` first on PATH records every `python -m pip ...` call (its
-arguments, the requirement files it was given, and the build environment at
-`pip wheel` time) and makes the wheel that call would make (an empty file,
-or a zip of the members FAKE_WHEEL_MEMBERS names); `python -m wheel
+A fake `python` first on PATH records every `python -m pip ...` and
+`python -m build ...` call (its arguments, the requirement files it was given,
+and the build environment at `pip wheel` / `build` time) and makes the wheel
+that call would make (an empty file, or a zip of the members FAKE_WHEEL_MEMBERS
+names); `python -m wheel
 unpack/pack` unpacks a fixture tree and records what would be packed;
 everything else it hands to the real interpreter, so own-packages.py and the
 projects' helper scripts really run. The native builds (MAGMA's make,
@@ -25,6 +26,26 @@ import pytest
 SCRIPTS = Path("docker/scripts").resolve()  # runfiles path (cwd = runfiles root)
 
 FAKE_PYTHON = r"""#!/bin/bash
+make_wheel() {  # the wheel pip wheel --wheel-dir DIR / build --outdir DIR makes
+    wheel=$1/$FAKE_WHEEL
+    mkdir -p "$1" && : >"$wheel"
+    if [ -n "${FAKE_WHEEL_MEMBERS:-}" ]; then
+        # shellcheck disable=SC2086
+        "$REAL_PYTHON" -c 'import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for name in sys.argv[2:]:
+        z.writestr(name, "")' "$wheel" $FAKE_WHEEL_MEMBERS
+    fi
+}
+if [ "$1" = -m ] && [ "$2" = build ]; then
+    echo "build ${*:3}" >>"$FAKE_LOG"
+    env | sort | sed 's/^/env /' >>"$FAKE_LOG"
+    args=("${@:3}")
+    for i in "${!args[@]}"; do
+        [ "${args[$i]}" != --outdir ] || make_wheel "${args[$((i + 1))]}"
+    done
+    exit 0
+fi
 if [ "$1" = -m ] && [ "$2" = pip ]; then
     echo "pip ${*:3}" >>"$FAKE_LOG"
     args=("${@:3}")
@@ -38,17 +59,7 @@ if [ "$1" = -m ] && [ "$2" = pip ]; then
     if [ "$3" = wheel ]; then
         env | sort | sed 's/^/env /' >>"$FAKE_LOG"
         for i in "${!args[@]}"; do
-            if [ "${args[$i]}" = --wheel-dir ]; then
-                wheel=${args[$((i + 1))]}/$FAKE_WHEEL
-                mkdir -p "${args[$((i + 1))]}" && : >"$wheel"
-                if [ -n "${FAKE_WHEEL_MEMBERS:-}" ]; then
-                    # shellcheck disable=SC2086
-                    "$REAL_PYTHON" -c 'import sys, zipfile
-with zipfile.ZipFile(sys.argv[1], "w") as z:
-    for name in sys.argv[2:]:
-        z.writestr(name, "")' "$wheel" $FAKE_WHEEL_MEMBERS
-                fi
-            fi
+            [ "${args[$i]}" != --wheel-dir ] || make_wheel "${args[$((i + 1))]}"
         done
     fi
     exit 0
@@ -132,6 +143,10 @@ class Run:
 
     def calls(self, kind: str) -> list[str]:
         return [line for line in self.lines if line.startswith(f"pip {kind} ")]
+
+    def builds(self) -> list[list[str]]:
+        """The arguments of every `python -m build` call."""
+        return [line.split()[1:] for line in self.lines if line.startswith("build ")]
 
     def env(self) -> dict[str, str]:
         return dict(line[4:].split("=", 1) for line in self.lines if line.startswith("env "))
@@ -229,18 +244,60 @@ def test_build_wheel_installs_build_requirements_minus_ours_without_isolation(tm
     )  # fmt: skip
     assert r.proc.returncode == 0, r.proc.stderr
     assert r.first("requirements: ").split() == ["requirements:", "setuptools>=64", "ninja"]
-    assert "--no-build-isolation" in r.calls("wheel")[0].split()
+    # One backend call: build_wheel. Not pip wheel, whose prepare_metadata_for_build_wheel
+    # runs setup.py a first time (aiter compiles its PREBUILD_KERNELS there), and no
+    # get_requires_for_build_wheel (a third setup.py run) after the install above.
+    assert r.calls("wheel") == []
+    assert r.builds() == [
+        ["--wheel", "--no-isolation", "--skip-dependency-check", "--outdir",
+         str(tmp_path / "out"), "."],
+    ]  # fmt: skip
     assert r.env()["PYTORCH_ROCM_ARCH"] == "gfx1100"
+    assert (tmp_path / "out/proj-1.0-cp314-cp314-linux_x86_64.whl").exists()
+
+
+def test_build_wheel_passes_every_config_setting_to_the_backend(tmp_path, run_script):
+    # NIXL's meson setup-args: one key, given once per meson option; `build`
+    # hands a repeated key to the backend as a list, which meson-python takes.
+    src = project(tmp_path / "nixl", ["meson-python", "pybind11"])
+    r = run_script(
+        "build-wheel.sh", "--arch", "gfx1100", str(src), str(tmp_path / "out"),
+        "--config-setting", "setup-args=-Ducx_path=/opt/ucx",
+        "--config-setting", "setup-args=-Dwheel_variant=rocm",
+        "--config-setting", "--build-option=--x",
+        wheel="nixl_rocm-1.5.2-cp314-cp314-linux_x86_64.whl",
+    )  # fmt: skip
+    assert r.proc.returncode == 0, r.proc.stderr
+    (args,) = r.builds()
+    # the = form: a KEY or VALUE starting with - is not taken for an option of build
+    assert [a for a in args if a.startswith("--config-setting")] == [
+        "--config-setting=setup-args=-Ducx_path=/opt/ucx",
+        "--config-setting=setup-args=-Dwheel_variant=rocm",
+        "--config-setting=--build-option=--x",
+    ]
+    assert args[-1] == "."
+
+
+def test_build_wheel_fails_when_no_wheel_comes_out(tmp_path, run_script):
+    src = project(tmp_path / "proj", ["setuptools>=64"])
+    r = run_script("build-wheel.sh", "--arch", "gfx1100", str(src), str(tmp_path / "out"))
+    assert r.proc.returncode == 1 and "build produced no wheel for" in r.proc.stderr
 
 
 def test_build_wheel_isolated_installs_nothing_first(tmp_path, run_script):
     src = project(tmp_path / "proj", ["setuptools>=64"])
     r = run_script(
         "build-wheel.sh", "--arch", "gfx1100", str(src), str(tmp_path / "out"), "--isolated",
+        "--config-setting", "k=v",
         wheel="proj-1.0-py3-none-any.whl",
     )  # fmt: skip
     assert r.proc.returncode == 0, r.proc.stderr
-    assert r.calls("install") == [] and "--no-build-isolation" not in r.calls("wheel")[0].split()
+    assert r.calls("install") == [] and r.builds() == []
+    (wheel,) = r.calls("wheel")
+    assert wheel.split() == [
+        "pip", "wheel", "--no-deps", "--wheel-dir", str(tmp_path / "out"), "--verbose",
+        "--config-settings", "k=v", ".",
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("tool", ["ccache", "sccache"])
@@ -964,11 +1021,10 @@ def test_flash_attn_builds_the_ck_wheel_for_gfx942_against_our_torch(fa_build):
     )
     assert r.proc.returncode == 0, r.proc.stderr
     # no pyproject.toml: nothing to install first, and no build isolation
-    assert r.calls("install") == []
-    (wheel,) = r.calls("wheel")
-    assert wheel.split() == [
-        "pip", "wheel", "--no-deps", "--wheel-dir", str(fa_build.out), "--verbose",
-        "--no-build-isolation", ".",
+    assert r.calls("install") == [] and r.calls("wheel") == []
+    assert r.builds() == [
+        ["--wheel", "--no-isolation", "--skip-dependency-check", "--outdir", str(fa_build.out),
+         "."],
     ]  # fmt: skip
     env = r.env()
     assert env["BUILD_TARGET"] == "rocm" and env["GPU_ARCHS"] == "gfx942"
