@@ -106,3 +106,19 @@ def test_a_missing_tag_names_the_ref_and_the_push(tmp_path, run, registry):
         f"wheelhouse: error: {where}/pytorch-wheel:latest-gfx942: not found"
         " in the registry; publish the wheel images first"
     )
+
+
+def test_a_wheel_not_built_for_the_arch_is_left_out_saying_so(tmp_path, run, registry):
+    # the rehearsal's story: a gfx1201 wheelhouse from the registry stopped on
+    # aiter-wheel, which the catalogue builds for gfx942 and gfx950 only
+    where = f"{registry.host}/rdna"
+    push([planned(where, "vllm-wheel", "gfx1201")])
+    out = tmp_path / "wh"
+    argv = ["--arch", "gfx1201", "--out", out, "--from-registry", where]
+    rc, _, err = run(*argv, "--target", "aiter-wheel", "--target", "vllm-wheel")
+    assert rc == 0, err
+    assert (
+        "aiter-wheel is not built for gfx1201: catalog.toml builds it for gfx942, gfx950"
+        " only (targets.aiter-wheel.archs): left out of the wheelhouse" in err
+    )
+    assert [w.name.split("-")[0] for w in out.glob("*.whl")] == ["vllm"]

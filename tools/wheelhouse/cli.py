@@ -150,6 +150,9 @@ def _from_registry(args, catalog: Catalog, arch: str, wanted: tuple[str, ...], s
     images = []
     for name in wanted:
         target = catalog.target(name)
+        if not catalog.builds(target, arch):  # aiter-wheel on RDNA: nothing was published
+            _log(f"{catalog.not_built(target, arch)}: left out of the wheelhouse")
+            continue
         tags = render_tags(catalog, target, arch if target.arch else None, values)
         tag = getattr(tags, args.tag)
         if tag is None:
