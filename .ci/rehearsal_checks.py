@@ -80,10 +80,10 @@ def label(name: str, arch: str = ARCH) -> str:
 
 
 # On CDNA, aiter-wheel and vllm-wheel (whose vllm-build stage builds CK
-# flash-attention for gfx9 only) run what gfx1100 leaves out.
-TARGETS = [label(t) for t in FAMILY + EXTRA] + [
-    label(t, CDNA) for t in ("aiter-wheel", "vllm-wheel")
-]
+# flash-attention for gfx9 only) run what gfx1100 leaves out; with their
+# parents, every image the build runs is listed.
+CDNA_TARGETS = ["rocm-runtime", "pytorch-base", "pytorch", "aiter-wheel", "vllm-wheel"]
+TARGETS = [label(t) for t in FAMILY + EXTRA] + [label(t, CDNA) for t in CDNA_TARGETS]
 # Their logs (images/private/image.bzl: logs/<package>/<target>.log).
 LOGS = [t.split(":", 1)[1] for t in TARGETS]
 # Every Dockerfile of docker/: each RUN must have executed in one of the builds.
@@ -196,7 +196,7 @@ def main() -> int:
     run = Run(Path(tempfile.mkdtemp(prefix="rehearsal-ci-")))
     timings: dict[str, float] = {}
 
-    @check("the stand-in sources are served on loopback (git daemon, [git.rewrite])")
+    @check("the stand-in sources (git, Rust channel, crates) are served on loopback")
     def _sources():
         proc = subprocess.run(
             [
@@ -214,7 +214,7 @@ def main() -> int:
             check=False,
         )
         assert proc.returncode == 0, proc.stderr
-        return proc.stdout.strip().splitlines()[-1]
+        return "; ".join(line for line in proc.stdout.splitlines() if " = " in line)
 
     @check("the stand-in upstream builds from Debian's ROCm (cold)")
     def _upstream():
@@ -225,7 +225,7 @@ def main() -> int:
         summary = [line for line in log.read_text().splitlines() if line.startswith("# upstream:")]
         return f"{wall:.0f}s; {summary[-1][2:] if summary else ''}"
 
-    @check(f"the family ({ARCH}; aiter-wheel {CDNA}) builds from docker/ (cold)")
+    @check(f"the family ({ARCH}; aiter and vllm wheels {CDNA}) builds from docker/ (cold)")
     def _family():
         spawns, wall = run.build(*TARGETS)
         timings["family"] = wall
@@ -357,12 +357,10 @@ def main() -> int:
         spawns = read_exec_log(log)
         built = sum(1 for s in spawns if s.get("mnemonic") in BUILDS)
         assert built == 0, f"{built} image builds: push_{GROUP} rebuilt what was built"
-        verify = run.bazel("run", f"//images:push_{GROUP}.verify", *defines, check=False)
-        assert verify.returncode == 0, verify.stdout[-2000:] + verify.stderr[-2000:]
         tail = (proc.stdout + proc.stderr).strip().splitlines()
         return (
             f"{len(FAMILY)} images to {registry}/rh in {wall:.0f}s, 0 image builds;"
-            f" push_{GROUP}.verify passes; {tail[-1][:160] if tail else ''}"
+            f" {tail[-1][:160] if tail else ''}"
         )
 
     @check("every tag of the plan names the image built for it, with the documented labels")
