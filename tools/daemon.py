@@ -157,6 +157,43 @@ def wait_ready(
         time.sleep(interval)
 
 
+def serve(
+    argv: list[str],
+    log: Path,
+    recorded: tuple[Path, Path],
+    port: int,
+    ready: Callable[[], bool],
+    *,
+    env: dict[str, str] | None = None,
+    timeout: float = 20.0,
+) -> str | None:
+    """Start the server ``argv`` on ``port`` (``spawn``), write its pid and port to
+    ``recorded`` (pid file, port file) and wait for ``ready()``: None then, else why not
+    (it exited, or did not answer within ``timeout`` seconds)."""
+    from tools import places
+
+    pid = spawn(argv, log, env=env)
+    places.write_atomic(recorded[0], f"{pid}\n")
+    places.write_atomic(recorded[1], f"{port}\n")
+    try:
+        return wait_ready(
+            ready, lambda: None if alive(pid) else "exited", time.monotonic() + timeout
+        )
+    except TimeoutError:
+        return f"did not answer within {timeout:.0f} s"
+
+
+def answering(
+    recorded: tuple[Path, Path], config: Path, serves: Callable[[int], bool]
+) -> int | None:
+    """The port of the server whose pid and port ``recorded`` holds, if it is still ours
+    (started with ``config``) and ``serves(port)``; else None."""
+    pid, port = read_int(recorded[0]), read_int(recorded[1])
+    if pid and port and ours(pid, config) and serves(port):
+        return port
+    return None
+
+
 def in_bazel_spawn() -> bool:
     """Whether an ancestor is Bazel's process-wrapper or linux-sandbox (a build action or a
     test): they kill every process left over when the spawn ends (see the module doc)."""

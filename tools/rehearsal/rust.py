@@ -45,7 +45,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 import tomllib
 import zlib
 from dataclasses import dataclass
@@ -725,10 +724,7 @@ def build(config: Config, p: Paths, mirror: str | None = None) -> None:
 
 
 def answering(p: Paths) -> int | None:
-    pid, port = daemon.read_int(p.pid), daemon.read_int(p.port)
-    if pid and port and daemon.ours(pid, p.www) and _serves(port):
-        return port
-    return None
+    return daemon.answering((p.pid, p.port), p.www, _serves)
 
 
 def _serves(port: int) -> bool:
@@ -761,17 +757,7 @@ def serve(p: Paths, port: int = 0) -> int:
         str(p.www),
         str(port),
     ]
-    pid = daemon.spawn(argv, p.log)
-    places.write_atomic(p.pid, f"{pid}\n")
-    places.write_atomic(p.port, f"{port}\n")
-    try:
-        died = daemon.wait_ready(
-            lambda: _serves(port),
-            lambda: None if daemon.alive(pid) else "exited",
-            time.monotonic() + 20,
-        )
-    except TimeoutError:
-        died = "did not answer within 20 s"
+    died = daemon.serve(argv, p.log, (p.pid, p.port), port, lambda: _serves(port))
     if died:
         raise RustError(f"http server on 127.0.0.1:{port} {died}: {daemon.tail(p.log, 5)}")
     return port

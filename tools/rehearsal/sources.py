@@ -42,7 +42,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -330,10 +329,7 @@ def rewrite(port: int) -> tuple[str, str]:
 
 
 def _answering(p: Paths) -> int | None:
-    pid, port = daemon.read_int(p.pid), daemon.read_int(p.port)
-    if pid and port and daemon.ours(pid, p.root) and _serves(port):
-        return port
-    return None
+    return daemon.answering((p.pid, p.port), p.root, _serves)
 
 
 def _serves(port: int) -> bool:
@@ -391,17 +387,8 @@ def _serve(p: Paths, port: int) -> int:
         "--informative-errors",
         str(p.root),
     ]
-    pid = daemon.spawn(argv, p.log, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"})
-    places.write_atomic(p.pid, f"{pid}\n")
-    places.write_atomic(p.port, f"{port}\n")
-    try:
-        died = daemon.wait_ready(
-            lambda: _serves(port),
-            lambda: None if daemon.alive(pid) else "exited",
-            time.monotonic() + 20,
-        )
-    except TimeoutError:
-        died = "did not answer within 20 s"
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1"}
+    died = daemon.serve(argv, p.log, (p.pid, p.port), port, lambda: _serves(port), env=env)
     if died:
         raise SourcesError(f"git daemon on 127.0.0.1:{port} {died}: {daemon.tail(p.log, 5)}")
     return port
