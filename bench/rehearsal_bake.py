@@ -284,7 +284,8 @@ class Bench:
             shutil.rmtree(secrets, ignore_errors=True)
         data = json.loads(out.read_text())
         for entry in data["target"].values():
-            entry["output"] = ["type=image,push=true,registry.insecure=true"]
+            # pushed, not kept in the engine's image store: the output ours has
+            entry["output"] = ["type=image,push=true,store=false,registry.insecure=true"]
         out.write_text(json.dumps(data, indent=2) + "\n")
         progress(f"bake file: {len(data['target'])} targets, pushed to {ns}")
         return out
