@@ -339,6 +339,19 @@ class Bench:
                            capture_output=True, check=False)  # fmt: skip
 
 
+def build_cache_gb() -> float:
+    """The engine's reclaimable build cache (`docker system df`), in GB."""
+    proc = subprocess.run(["docker", "system", "df", "--format", "{{json .}}"],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    units = {"B": 1e-9, "kB": 1e-6, "KB": 1e-6, "MB": 1e-3, "GB": 1, "TB": 1e3}
+    for line in proc.stdout.splitlines():
+        row = json.loads(line)
+        m = re.match(r"([0-9.]+)\s*([kKMGT]?B)", row.get("Reclaimable", ""))
+        if row.get("Type") == "Build Cache" and m:
+            return float(m.group(1)) * units[m.group(2)]
+    return 0.0
+
+
 def ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}x" if a and b else "n/a"
 
@@ -391,12 +404,15 @@ def main(argv: list[str] | None = None) -> int:
             progress(f"error: ${var} is unset ({how})")
             return 2
     free = shutil.disk_usage(ROOT).free / 1e9
-    if free < DISK_GB[args.quick]:
+    cache = build_cache_gb()  # the run prunes it before its first measured build
+    if free + cache < DISK_GB[args.quick]:
         progress(
-            f"error: {free:.0f} GB free; {'--quick' if args.quick else 'a full run'} needs"
+            f"error: {free:.0f} GB free and {cache:.0f} GB of build cache;"
+            f" {'--quick' if args.quick else 'a full run'} needs"
             f" about {DISK_GB[args.quick]} GB{'' if args.quick else ' (--quick: 20)'}"
         )
         return 2
+    progress(f"disk: {free:.0f} GB free, {cache:.0f} GB of build cache to prune")
     catalog = catalog_mod.load(ROOT / "images/catalog.toml")
     arch = catalog.check_arch(args.arch)
     names = (
