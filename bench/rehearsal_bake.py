@@ -30,12 +30,14 @@ $ROCM_PYTORCH_ENGINE_DIR must be set), and for ours a staging registry and
 mirror settings of this run's own (so no image and no action is reused).
 Order: ours cold, ours one-file, prune, bake cold, bake one-file: each
 one-file build follows its own cold one. One-file: a comment appended to
-docker/scripts/nixl-rocm.py (only nixl-wheel's context; lmcache and
-lmcache-wheel build on it; --quick: docker/scripts/configure-sccache.sh, in
+docker/scripts/nixl-rocm.py (only nixl-wheel's context; lmcache builds
+on it; --quick: docker/scripts/configure-sccache.sh, in
 base's); restored after, and on any exit.
 
-It sets up what it needs in a state dir of its own (removed at the end): the
-stand-in sources served (`python3 -m tools.rehearsal.sources start`), their
+It sets up what it needs in a state dir of its own (removed at the end): a
+Bazel output base (so no action of an earlier run is reused, and the
+workspace's outputs are left alone), the stand-in sources served
+(`python3 -m tools.rehearsal.sources start`), their
 mirror settings file, a staging registry, the stand-in upstream built into
 it (unmeasured). Each measurement is printed (stderr) and appended to the
 results file as it is taken (bench/results.py); the table goes to stdout,
@@ -64,7 +66,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import results  # noqa: E402
 from tools import daemon, places  # noqa: E402
-from tools.scratch_bazel import read_exec_log  # noqa: E402
+from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree  # noqa: E402
 from tools.staging import descriptor  # noqa: E402
 from tools.tagconf import catalog as catalog_mod  # noqa: E402
 
@@ -205,7 +207,15 @@ class Bench:
             ROCM_PYTORCH_SOURCES_DIR=str(state / "sources"),
             BUILDX_NO_DEFAULT_ATTESTATIONS="1",  # one manifest per image, as ours
         )
-        self.bazel_flags = ["--config=rehearsal", "--disk_cache=", "--remote_cache="]
+        # A Bazel server on an output base of the run's own: no action of an earlier run is
+        # reused (Bazel's action cache does not know that run's staging is gone), and the
+        # workspace's outputs and bazel-* links stay as they were.
+        self.scratch = ScratchBazel(state / "bazel")
+        self.bazel = self.scratch.command()
+        self.bazel_flags = [
+            "--config=rehearsal", "--disk_cache=", "--remote_cache=", "--symlink_prefix=/",
+        ]  # fmt: skip
+        self.execroot: Path | None = None
 
     def sh(self, cmd: list[str], **kw) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
@@ -230,7 +240,7 @@ class Bench:
         progress(f"stand-in sources served; mirror settings {self.mirrors}")
         progress("the stand-in upstream into this run's staging (unmeasured; about 2 min)")
         start = time.monotonic()
-        self.sh(["bazel", "build", UPSTREAM, *self.bazel_flags])
+        self.sh([*self.bazel, "build", UPSTREAM, *self.bazel_flags])
         desc = self.descriptor(UPSTREAM)
         ref = descriptor.load(desc).staging_ref
         self.out.record("upstream", wall_s=round(time.monotonic() - start, 1), ref=ref)
@@ -238,8 +248,13 @@ class Bench:
         return ref
 
     def descriptor(self, target: str) -> Path:
-        out = self.sh(["bazel", "cquery", target, *self.bazel_flags, "--output=files"]).stdout
-        return ROOT / next(f for f in out.split() if f.endswith(".json") and ".spec." not in f)
+        if self.execroot is None:
+            info = self.sh([*self.bazel, "info", "execution_root", *self.bazel_flags])
+            self.execroot = Path(info.stdout.strip())
+        out = self.sh([*self.bazel, "cquery", target, *self.bazel_flags, "--output=files"]).stdout
+        return self.execroot / next(
+            f for f in out.split() if f.endswith(".json") and ".spec." not in f
+        )
 
     # -- ours ------------------------------------------------------------------------
 
@@ -248,7 +263,7 @@ class Bench:
         log = self.state / f"exec-{time.monotonic_ns()}.json"
         since = time.time()
         start = time.monotonic()
-        self.sh(["bazel", "build", *self.labels.values(), *self.bazel_flags,
+        self.sh([*self.bazel, "build", *self.labels.values(), *self.bazel_flags,
                  f"--execution_log_json_file={log}"])  # fmt: skip
         wall = time.monotonic() - start
         builds = sum(1 for s in read_exec_log(log) if s.get("mnemonic") == "ImageBuild")
@@ -340,6 +355,8 @@ class Bench:
         return sizes
 
     def close(self) -> None:
+        self.scratch.calls += 1  # shut it down even if no command got as far
+        self.scratch.shutdown()
         for tool in ("tools.staging", "tools.rehearsal.sources"):
             subprocess.run([sys.executable, "-m", tool, "stop"], cwd=ROOT, env=self.env,
                            capture_output=True, check=False)  # fmt: skip
@@ -469,7 +486,7 @@ def main(argv: list[str] | None = None) -> int:
         bench.close()
         subprocess.run(["docker", "buildx", "prune", "-af"], capture_output=True, check=False)
         if not args.keep:
-            shutil.rmtree(state, ignore_errors=True)
+            rmtree(state)
     for row in table(bench, m):
         print(row)
     cold = ratio(m["ours_cold"]["wall"], m["bake_cold"]["wall"])
