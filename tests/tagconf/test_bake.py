@@ -109,3 +109,33 @@ def test_errors_are_one_line(run, argv, message):
     assert result.code == 2
     assert result.err.startswith("tagconf: error: ") and message in result.err, result.err
     assert result.err.count("\n") == 1 and result.out == ""
+
+
+def test_optional_args_reach_every_target_as_bakes_set_would(run, tmp_path):
+    ref = "60d3c2cf0cb7c481636b6299a233f161cf49c4bc"  # the rehearsal's pin (pins.bazelrc)
+    group = ["--group", "default", "--arch", "gfx1100", "--absent-dir", str(tmp_path)]
+    data, _ = bake(
+        run, *group,
+        "--arg", f"TRITON_KERNELS_REF={ref}", "--arg", "FLASH_ATTN_REF=abc",
+    )  # fmt: skip
+    for name, entry in data["target"].items():
+        assert entry["args"]["TRITON_KERNELS_REF"] == ref, name
+        assert entry["args"]["FLASH_ATTN_REF"] == "abc", name
+    # the catalogue's own args are untouched
+    plain, _ = bake(run, *group)
+    for name, entry in data["target"].items():
+        extra = {"TRITON_KERNELS_REF", "FLASH_ATTN_REF"}
+        rest = {k: v for k, v in entry["args"].items() if k not in extra}
+        assert rest == plain["target"][name]["args"], name
+
+
+@pytest.mark.parametrize(
+    ("arg", "message"),
+    [
+        ("ROCM_VERSION=1", "--arg ROCM_VERSION=1: ROCM_VERSION is a catalogue key"),
+        ("lower=1", "--arg lower=1: expected NAME=VALUE"),
+    ],
+)
+def test_optional_args_refuse_catalogue_keys(run, arg, message):
+    result = run("bake", "--target", "rocm-runtime", "--arg", arg)
+    assert result.code == 2 and message in result.err, result.err

@@ -57,6 +57,7 @@ def bake_file(
     absent_dir: Path | None = None,
     upstream: str = "",
     dockerfile_dir: str = "",
+    optional_args: Mapping[str, str] | None = None,
 ) -> tuple[dict, dict[Path, str]]:
     """(the bake file as JSON data, {absent parent dir: why}) for ``names`` by ``archs``.
 
@@ -67,6 +68,10 @@ def bake_file(
     upstream image (a mirror, or the rehearsal's stand-in in staging), or
     ``target:NAME``, a target of the file. ``dockerfile_dir``: take each
     Dockerfile's file name from there (a family of twins, as tests/e2e's).
+    ``optional_args``: build args beyond the catalogue's keys (``--arg``, as
+    ``tagconf spec --arg``), given to every target as bake's ``--set
+    '*.args.NAME=VALUE'`` would: a stage that declares no such ARG ignores it
+    (it enters no cache key), as it does the catalogue's keys it does not read.
     """
     if network not in NETWORKS:
         raise UsageError(f"--network {network}", "unknown network", "use host, none or default")
@@ -87,7 +92,7 @@ def bake_file(
             entry: dict[str, object] = {
                 "context": ".",
                 "dockerfile": dockerfile,
-                "args": spec["build_args"],
+                "args": {**spec["build_args"], **(optional_args or {})},
                 "labels": spec["labels"],
                 "tags": spec["refs"],
                 "network": network,

@@ -249,6 +249,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="take each Dockerfile's file name from DIR (e.g. tests/e2e/docker, the twins)",
     )
+    bake.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an optional build arg of the Dockerfiles, not a catalogue key (as `spec --arg`,"
+        " e.g. the rehearsal's TRITON_KERNELS_REF): given to every target, as bake's --set"
+        " '*.args.NAME=VALUE'; a stage that declares no such ARG ignores it",
+    )
     bake.add_argument("--output", type=Path, help="write here instead of stdout")
 
     for name, text in (
@@ -448,6 +457,7 @@ def _cmd_bake(args: argparse.Namespace, out) -> int:
         absent_dir=absent_dir.absolute() if absent_dir else None,
         upstream=args.upstream,
         dockerfile_dir=args.dockerfile_dir,
+        optional_args=_optional_args(catalog, args.arg),
     )
     for where, why in absent.items():
         where.mkdir(parents=True, exist_ok=True)
