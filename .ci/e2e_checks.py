@@ -194,7 +194,10 @@ def _unknown_arch():
 def _bad_defines():
     proc = bazel("build", "//tests/e2e:push_default", "--define=PYTORCH_VERION=2.16.0", check=False)
     assert proc.returncode != 0, "analysis succeeded"
-    assert "PYTORCH_VERION is not a catalogue key; did you mean PYTORCH_VERSION?" in proc.stderr
+    assert (
+        "PYTORCH_VERION is neither a catalogue key nor an optional build arg; did you mean"
+        " PYTORCH_VERSION?" in proc.stderr
+    )
     proc = bazel("run", "//tests/e2e:push_default.plan", "--define=registry=h:5/UP", check=False)
     assert proc.returncode != 0, "analysis succeeded"
     assert 'bad namespace component "UP"' in proc.stderr, proc.stderr[-1000:]

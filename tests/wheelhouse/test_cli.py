@@ -326,6 +326,12 @@ def test_a_stopped_embedded_staging_is_started_again(tmp_path, run, staging, mon
         down = f"127.0.0.1:{s.getsockname()[1]}"
     data["staging"].update(registry=f"{down}/staging", embedded=True)
     path.write_text(json.dumps(data))
+    # this environment's embedded staging is the descriptor's (its state dir's identity),
+    # in a state dir of the test's own: the account's may not exist yet (a fresh machine)
+    state = tmp_path / "staging-state"
+    state.mkdir()
+    (state / "instance").write_text((data["staging"].get("instance") or "fixture") + "\n")
+    monkeypatch.setenv("ROCM_PYTORCH_STAGING_DIR", str(state))
     started = []
 
     def resolve(value):
