@@ -76,14 +76,15 @@ def timed(cmd: list[str], **kw) -> float:
 
 
 class Edits:
-    """Appends to files in the repository and in bake's context copy; ``undo`` restores."""
+    """Appends to a file under each of ``roots`` (the repository, bake's context copy);
+    ``undo`` restores them."""
 
-    def __init__(self, ctx: Path) -> None:
-        self.ctx = ctx
+    def __init__(self, *roots: Path) -> None:
+        self.roots = roots
         self.saved: dict[Path, bytes] = {}
 
     def append(self, rel: str, text: str) -> None:
-        for path in (ROOT / rel, self.ctx / rel):
+        for path in (root / rel for root in self.roots):
             self.saved.setdefault(path, path.read_bytes())
             path.write_bytes(self.saved[path] + text.encode())
 
@@ -150,7 +151,7 @@ def main() -> int:
         return 2
     out = results.Results("bake", args)
     ctx = Path(tempfile.mkdtemp(prefix="bench-bake-"))
-    edits = Edits(ctx)
+    edits = Edits(ROOT, ctx)
     try:
         shutil.copytree(ROOT / TWINS, ctx / TWINS)
         busybox = next((p for p in BUSYBOX if Path(p).is_file()), None)

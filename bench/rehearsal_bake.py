@@ -65,6 +65,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import results  # noqa: E402
+from bench.bake import Edits  # noqa: E402
 from tools import daemon, places  # noqa: E402
 from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree  # noqa: E402
 from tools.staging import descriptor  # noqa: E402
@@ -174,22 +175,6 @@ def manifest_bytes(registry: str, name: str, digest: str) -> int:
         )
         return manifest_bytes(registry, name, image["digest"])
     return sum(layer["size"] for layer in data["layers"])
-
-
-class Edit:
-    """One file appended to; ``undo`` (also at exit) restores it."""
-
-    def __init__(self) -> None:
-        self.saved: dict[Path, bytes] = {}
-
-    def append(self, path: Path, text: str) -> None:
-        self.saved.setdefault(path, path.read_bytes())
-        path.write_bytes(self.saved[path] + text.encode())
-
-    def undo(self) -> None:
-        for path, data in self.saved.items():
-            path.write_bytes(data)
-        self.saved.clear()
 
 
 class Bench:
@@ -454,10 +439,9 @@ def main(argv: list[str] | None = None) -> int:
         tempfile.mkdtemp(prefix="bench-rbake-", dir=Path(places.home(), *places.CACHE_DIR))
     )
     bench = Bench(state, arch, names, out)
-    edit = Edit()
+    edit = Edits(ROOT)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # restore the file, stop servers
     changed = ONE_FILE_QUICK if args.quick else ONE_FILE
-    one_file = ROOT / changed
     m: dict = {}
     try:
         progress(f"{arch}: {len(names)} images ({', '.join(names)}); state in {state}")
@@ -469,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         m["ours_cold"] = bench.ours("ours cold")
         m["ours_sizes"] = bench.ours_sizes()
         progress(f"ours, one-file ({changed} +1 comment line)")
-        edit.append(one_file, f"# bench {time.time_ns()}\n")
+        edit.append(changed, f"# bench {time.time_ns()}\n")
         m["ours_one"] = bench.ours("ours one-file")
         edit.undo()
 
@@ -478,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
         m["bake_cold"] = bench.bake("bake cold", bakefile)
         m["bake_sizes"] = bench.bake_sizes(m["bake_cold"]["meta"])
         progress(f"bake, one-file ({changed} +1 comment line)")
-        edit.append(one_file, f"# bench {time.time_ns()}\n")
+        edit.append(changed, f"# bench {time.time_ns()}\n")
         m["bake_one"] = bench.bake("bake one-file", bakefile)
         edit.undo()
     finally:
