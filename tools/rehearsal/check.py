@@ -575,7 +575,8 @@ def download_dependencies(wheelhouse: Path, deps: Path, projects: list[str], pyt
 def check_wheelhouse(runtime: str, wheelhouse: Path, deps: Path, projects: list[str]) -> Result:
     """``projects`` install from ``wheelhouse`` (and ``deps``, their PyPI dependencies)
     with no index, in a clean virtual environment of ``runtime``, and import."""
-    pins = [_wheel_pins(wheelhouse)[p] for p in projects]
+    house = _wheel_pins(wheelhouse)
+    pins = [house[p] for p in projects]
     imports = ", ".join(p.replace("-", "_") for p in projects)
     with tempfile.TemporaryDirectory() as tmp:
         for src, dest in ((wheelhouse, "wheelhouse"), (deps, "deps")):
@@ -592,7 +593,7 @@ def check_wheelhouse(runtime: str, wheelhouse: Path, deps: Path, projects: list[
         )
     installed = [line for line in out.splitlines() if "==" in line]
     ok = "imported" in out and all(pin in installed for pin in pins)
-    ours = [line for line in installed if line.split("==")[0].lower() in _wheel_pins(wheelhouse)]
+    ours = [line for line in installed if line.split("==")[0].lower() in house]
     return Result(
         "wheelhouse installs",
         ok,
