@@ -271,6 +271,7 @@ def main() -> int:
             f" {timings['family']:.0f}s)"
         )
 
+    built: dict[str, image_check.desc.Descriptor] = {}  # target -> its descriptor, read once
     try:
         paths = {
             "upstream": run.descriptor(UPSTREAM),
@@ -278,7 +279,8 @@ def main() -> int:
             "base": run.descriptor(label("pytorch-base")),
         }
         results = image_check.run(ARCH, paths["upstream"], paths["runtime"], paths["base"])
-        images = {t: image_check.desc.load(run.descriptor(t)).staging_ref for t in TARGETS}
+        built.update((t, image_check.desc.load(run.descriptor(t))) for t in TARGETS)
+        images = {t: d.staging_ref for t, d in built.items()}
         defaults = CATALOG.defaults
         base = images[label("pytorch-base")]
         results.append(
@@ -379,8 +381,9 @@ def main() -> int:
         )
         wrong, refs = [], 0
         for image in plan["images"]:
-            built = image_check.desc.load(run.descriptor(label(image["target"]), *defines))
-            labels = built.config.get("config", {}).get("Labels", {})
+            target = label(image["target"])
+            d = built.get(target) or image_check.desc.load(run.descriptor(target, *defines))
+            labels = d.config.get("config", {}).get("Labels", {})
             want = {
                 "org.rocm-pytorch.image.target": image["target"],
                 "org.rocm-pytorch.image.arch": image["arch"] or "noarch",
@@ -394,8 +397,8 @@ def main() -> int:
             for ref in image["refs"]:
                 refs += 1
                 digest = image_check.registry_digest(ref)
-                if digest != built.digest:
-                    wrong.append(f"{ref} names {digest}, built {built.digest}")
+                if digest != d.digest:
+                    wrong.append(f"{ref} names {digest}, built {d.digest}")
         assert not wrong, "; ".join(wrong[:10])
         return f"{refs} tags of {len(plan['images'])} images on their digests, labels as documented"
 
