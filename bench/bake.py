@@ -17,7 +17,11 @@ After one build each (both warm, the first timings printed too), per round:
 - null: nothing changed;
 - one-file: a comment appended to tests/e2e/docker/Dockerfile.lmcache (a
   leaf: lmcache-wheel and lmcache per arch get new inputs; every step is in
-  BuildKit's cache);
+  BuildKit's cache). Ours builds from each image's view of its Dockerfile
+  (tools/dockerfile model.view), so no image build runs; bake re-solves all;
+- one-run (printed, not in the summary line): a RUN added to the lmcache
+  wheel's build stage, so BuildKit runs it: lmcache-wheel and lmcache per
+  arch get new bytes in both;
 - base-change: a RUN appended to base's stage of Dockerfile.base: base and
   everything built on it changes.
 
@@ -88,6 +92,15 @@ class Edits:
             self.saved.setdefault(path, path.read_bytes())
             path.write_bytes(self.saved[path] + text.encode())
 
+    def insert(self, rel: str, before: str, text: str) -> None:
+        """Puts ``text`` in front of the first ``before`` in the file."""
+        for path in (root / rel for root in self.roots):
+            self.saved.setdefault(path, path.read_bytes())
+            old = self.saved[path].decode()
+            if before not in old:
+                raise SystemExit(f"bake-bench: error: {path} no longer has {before!r}")
+            path.write_text(old.replace(before, text + before, 1))
+
     def undo(self) -> None:
         for path, data in self.saved.items():
             path.write_bytes(data)
@@ -96,6 +109,11 @@ class Edits:
 
 def leaf_change(n: int) -> tuple[str, str]:
     return LEAF, f"\n# bench {n}\n"
+
+
+def leaf_run(n: int) -> tuple[str, str, str]:
+    # the build stage of lmcache-wheel, which lmcache copies from too
+    return LEAF, "\n\nFROM scratch AS wheel", f'\nRUN echo "bench {n}" > /out/bench.txt\n'
 
 
 def base_change(n: int) -> tuple[str, str]:
@@ -179,12 +197,18 @@ def main() -> int:
         measured: dict[str, list[tuple[float, float]]] = {
             "null": [],
             "one-file": [],
+            "one-run": [],
             "base-change": [],
+        }
+        changes = {
+            "one-file": lambda n: edits.append(*leaf_change(n)),
+            "one-run": lambda n: edits.insert(*leaf_run(n)),
+            "base-change": lambda n: edits.append(*base_change(n)),
         }
         for n in range(args.rounds):
             measured["null"].append(both(f"null, round {n + 1}"))
-            for name, change in (("one-file", leaf_change), ("base-change", base_change)):
-                edits.append(*change(time.time_ns()))
+            for name, change in changes.items():
+                change(time.time_ns())
                 measured[name].append(both(f"{name}, round {n + 1}"))
                 edits.undo()
                 both(f"{name} undone (not counted)")

@@ -288,7 +288,7 @@ def mode_arguments(var):
     """
     return ["--reproducible"] if flag_define(var, "reproducible") else []
 
-def build_action(ctx, build_spec, description, parents, upstream, arch = None):
+def build_action(ctx, build_spec, description, parents, upstream, arch = None, view = False):
     """Register the ImageBuild action of `ctx`'s Dockerfile into the staging registry.
 
     Reads `ctx.file.dockerfile`, `ctx.files.srcs`, `ctx.attr.context_files`,
@@ -302,6 +302,9 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None):
       parents: list[ImageInfo], passed as named build contexts.
       upstream: ImageInfo or None, a local stand-in for the upstream image.
       arch: str or None (arch-free): picks the builder from `--define builders=`.
+      view: bool, `build_spec` holds the Dockerfile the build needs (`dockerfile_text`,
+        written by ImageSpec): the Dockerfile itself is then no input, so an edit the
+        view drops (a comment, a stage this image does not read) re-runs no build.
 
     Returns:
       File: the image's descriptor JSON.
@@ -310,7 +313,7 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None):
     staging = staging_of(ctx.var)
     args = ctx.actions.args()
     args.add("--spec", build_spec)
-    args.add("--dockerfile", ctx.file.dockerfile)
+    args.add("--dockerfile", ctx.file.dockerfile.path)
     args.add("--network", ctx.attr.network)
     args.add("--staging", staging)
     mode = mode_arguments(ctx.var)
@@ -328,7 +331,7 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None):
     args.add_all(srcs, before_each = "--src")
     for dest, path in sorted(ctx.attr.context_files.items()):
         args.add("--host-file", "%s=%s" % (dest, path))
-    inputs = [build_spec, ctx.file.dockerfile] + srcs
+    inputs = [build_spec] + ([] if view else [ctx.file.dockerfile]) + srcs
     for info in parents:
         args.add("--parent", "%s=%s" % (info.target, info.descriptor.path))
         inputs.append(info.descriptor)
@@ -377,6 +380,7 @@ def _image_impl(ctx):
         parents = parents,
         upstream = ctx.attr.upstream[ImageInfo] if ctx.attr.upstream else None,
         arch = arch,
+        view = True,
     )
 
     info = ImageInfo(

@@ -53,3 +53,15 @@ def test_the_mode_is_part_of_the_content_key(tmp_path):
 
     assert key(True) != key(False)
     assert key(True) == key(True) and key(False) == key(False)
+
+
+def test_the_spec_s_dockerfile_text_is_what_the_context_gets_and_no_file_is_read(tmp_path):
+    # the image rule passes the Dockerfile's path only; the build spec holds the text
+    # (tagconf's view: the stages the image reads), so the source file is no input
+    args = parse("--src", "docker/scripts/a.sh")
+    spec = {"dockerfile_text": "FROM scratch AS a\n\nRUN true\n"}
+    assert build.context_files(args, spec) == [Path("docker/scripts/a.sh")]
+    assert build.context_files(args, {}) == [Path("Dockerfile"), Path("docker/scripts/a.sh")]
+    ctx = tmp_path / "ctx"
+    build.assemble_context(ctx, [], [], (Path("docker/Dockerfile.x"), spec["dockerfile_text"]))
+    assert (ctx / "docker/Dockerfile.x").read_text() == spec["dockerfile_text"]

@@ -279,6 +279,23 @@ def test_build_spec_passes_only_the_build_args_the_stage_reads(run, tmp_path):
     assert (tmp_path / "build.json").read_text() != plain
 
 
+def test_build_spec_holds_the_dockerfile_the_build_needs_so_unseen_edits_rebuild_nothing(
+    run, tmp_path
+):
+    result, data = _build_spec(run, tmp_path, STAGED)
+    assert result.code == 0, result.err
+    # should hold the stages pytorch reads (helper, pytorch), on their lines; not `other`
+    assert data["dockerfile_text"] == STAGED.split("FROM pytorch-base AS other")[0]
+    plain = (tmp_path / "build.json").read_text()
+    # an appended comment, or an edit to a stage pytorch does not read: the same build spec
+    for edited in (STAGED + "# the end\n", STAGED.replace('"${TRITON_VERSION}"', "t")):
+        _build_spec(run, tmp_path, edited)
+        assert (tmp_path / "build.json").read_text() == plain
+    # an edit to a stage it reads: another build spec
+    _build_spec(run, tmp_path, STAGED.replace("> /py", "> /py2"))
+    assert (tmp_path / "build.json").read_text() != plain
+
+
 def test_build_spec_warns_when_a_parent_replaces_a_stage_the_image_is_built_from(run, tmp_path):
     overlap = STAGED.replace("AS helper", "AS pytorch-base")
     overlap = overlap.replace("COPY --from=helper /py /py\n", "")

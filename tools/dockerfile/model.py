@@ -242,6 +242,7 @@ class Reach:
 
     built: list[str]  # stages of the file whose instructions it runs, target first
     external: dict[str, str]  # external reference -> where it was met
+    read: list[str] = field(default_factory=list)  # every stage BuildKit reads: built + replaced
 
 
 def reach(
@@ -283,7 +284,7 @@ def reach(
                 todo.append(found)
             else:
                 external.setdefault(ref, f"{dockerfile.path} {where}, stage {stage.name}")
-    return Reach(built, external)
+    return Reach(built, external, seen)
 
 
 def build_arg_names(
@@ -327,3 +328,73 @@ def replaced_base(
             return stage, base.name
         stage = base
     return None
+
+
+# Parser directives: only at the very top of a Dockerfile, before any other line.
+_DIRECTIVE = re.compile(r"^#\s*(syntax|escape|check)\s*=", re.IGNORECASE)
+# A here-document (`RUN <<EOF`, `COPY <<-"EOT" /x`): dockerfile-parse reads its
+# body as instructions and comments, so a file with one is left as it is.
+_HEREDOC = re.compile(r"<<-?\s*[\"']?[A-Za-z_]")
+
+
+def view(
+    dockerfile: Dockerfile,
+    text: str,
+    target: str,
+    contexts: Iterable[str],
+    build_args: Mapping[str, str],
+) -> str:
+    """The Dockerfile a build of stage ``target`` needs: what BuildKit acts on, nothing else.
+
+    The stages the build does not read (``reach``) and the comments between
+    instructions become empty lines, and trailing empty lines go, so every
+    kept line keeps its number (BuildKit's errors point at the real file).
+    Two files with the same view build the same image: an edited comment, or
+    an edit to a stage this target does not read, changes nothing here. Kept
+    as they are: parser directives, comments inside a continued instruction
+    (BuildKit drops those itself; an empty line there would be another
+    instruction's end), and the whole file when it has a here-document, an
+    ``escape`` directive or a stage named by its index, which this model does
+    not follow.
+    """
+    lines = text.splitlines()
+    parser = DockerfileParser(fileobj=io.BytesIO(text.encode()), env_replace=False)
+    structure = parser.structure
+    if any(
+        item["instruction"].upper() != "COMMENT" and _HEREDOC.search(item["value"])
+        for item in structure
+    ):
+        return text
+    directives = 0
+    for line in lines:
+        if not _DIRECTIVE.match(line):
+            break
+        if line.lstrip("# \t").lower().startswith("escape"):
+            return text
+        directives += 1
+    numbered = [s for s in dockerfile.stages if s.name.isdigit()]
+    if any(r.name.isdigit() for s in dockerfile.stages for r in s.references()) or any(
+        dockerfile.base_ref(s, build_args).isdigit() for s in dockerfile.stages
+    ):
+        return text
+    name = target or dockerfile.stages[-1].name
+    read = set(reach(dockerfile, name, contexts, build_args).read)
+    if numbered and any(s.name in read for s in numbered):
+        return text  # an unnamed stage's name is its index, which a blanked stage would shift
+    blank: set[int] = set()  # 0-based line numbers
+    inside: set[int] = set()
+    for item in structure:
+        if item["instruction"].upper() != "COMMENT":
+            inside.update(range(item["startline"], item["endline"] + 1))
+    for item in structure:
+        line = item["startline"]
+        if item["instruction"].upper() == "COMMENT" and line >= directives and line not in inside:
+            blank.add(line)
+    starts = [s.line - 1 for s in dockerfile.stages] + [len(lines)]
+    for stage, start, end in zip(dockerfile.stages, starts, starts[1:], strict=False):
+        if stage.name not in read:
+            blank.update(range(start, end))
+    out = ["" if i in blank else line for i, line in enumerate(lines)]
+    while out and not out[-1].strip():
+        out.pop()
+    return "\n".join(out) + "\n"

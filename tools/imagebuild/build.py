@@ -45,7 +45,13 @@ class BuildError(Exception):
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="imagebuild", description=__doc__.splitlines()[0])
     p.add_argument("--spec", type=Path, required=True, help="build spec JSON from `tagconf spec`")
-    p.add_argument("--dockerfile", type=Path, required=True, help="repository-relative path")
+    p.add_argument(
+        "--dockerfile",
+        type=Path,
+        required=True,
+        help="repository-relative path; a context file, unless the spec holds the text"
+        " BuildKit gets (`dockerfile_text`, from `tagconf spec --dockerfile`)",
+    )
     p.add_argument("--network", choices=["host", "none"], default="host")
     p.add_argument("--output", type=Path, required=True, help="descriptor JSON to write")
     p.add_argument("--src", action="append", default=[], type=Path, help="context file")
@@ -89,8 +95,21 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def assemble_context(ctx: Path, files: list[Path], host_files: list[str]) -> None:
-    """Copy each input to its repository-relative path under ``ctx`` as a real file."""
+def context_files(args: argparse.Namespace, spec: dict) -> list[Path]:
+    """The action's files that go into the build context (and its content key): the
+    Dockerfile too, unless the spec holds its text (then the spec's bytes key it)."""
+    return [*([] if "dockerfile_text" in spec else [args.dockerfile]), *args.src]
+
+
+def assemble_context(
+    ctx: Path, files: list[Path], host_files: list[str], dockerfile: tuple[Path, str] | None = None
+) -> None:
+    """Copy each input to its repository-relative path under ``ctx`` as a real file;
+    ``dockerfile``: (path, text) written there."""
+    if dockerfile:
+        dest = ctx / dockerfile[0]
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(dockerfile[1], encoding="utf-8")
     for src in files:
         if src.is_absolute() or src.parts[0] == "bazel-out":
             raise BuildError(f"{src}: build-context files must be source files of this repository")
@@ -400,7 +419,7 @@ def build(
             raise BuildError(f"staging: {e}") from None
     check_inputs(inputs)
     phases.done("staging checks")
-    files = [args.dockerfile, *args.src]
+    files = context_files(args, spec)
     builder = resolve_builder(args, spec)
     phases.done("builder")
     key = content_key(
@@ -491,7 +510,8 @@ def run_buildx(
     with tempfile.TemporaryDirectory(prefix="imagebuild-") as tmp:
         ctx = Path(tmp) / "context"
         ctx.mkdir()
-        assemble_context(ctx, files, args.host_file)
+        text = spec.get("dockerfile_text")
+        assemble_context(ctx, files, args.host_file, (args.dockerfile, text) if text else None)
         metadata_file = Path(tmp) / "metadata.json"
         try:
             secrets = mirrors.render(resolved, Path(tmp) / "secrets")

@@ -202,7 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--dockerfile",
         type=Path,
         metavar="PATH",
-        help="the target's Dockerfile: the build spec keeps only the build args its stage reads",
+        help="the target's Dockerfile: the build spec keeps only the build args its stage reads,"
+        " and holds the Dockerfile its build needs (`dockerfile_text`: the stages it reads,"
+        " comments as empty lines)",
     )
 
     bake = sub.add_parser(
@@ -354,7 +356,9 @@ def _status_vcs_ref(path: Path) -> str | None:
 
 
 def _stage_reads(path: Path, target: Target, err):
-    """``reads`` for build_spec: the build args stage ``target.stage`` of ``path`` reads.
+    """(``reads`` for build_spec, ``view``): the build args stage ``target.stage`` of
+    ``path`` reads, and the Dockerfile its build needs (``model.view``), given the
+    build args.
 
     Also warns (on ``err``) when the stage is built FROM a stage of the same
     file that a parent's named context replaces: BuildKit then rewrites the
@@ -363,7 +367,8 @@ def _stage_reads(path: Path, target: Target, err):
     from tools.dockerfile import model  # only the image rule's spec action needs it
 
     try:
-        dockerfile = model.parse(path)
+        text = path.read_text(encoding="utf-8")
+        dockerfile = model.parse(path, text)
         dockerfile.stage(target.stage)
     except (OSError, ValueError, KeyError) as e:
         raise UsageError(
@@ -382,7 +387,10 @@ def _stage_reads(path: Path, target: Target, err):
             )
         return model.build_arg_names(dockerfile, target.stage, target.parents, build_args)
 
-    return reads
+    def view(build_args: Mapping[str, str]) -> str:
+        return model.view(dockerfile, text, target.stage, target.parents, build_args)
+
+    return reads, view
 
 
 def _optional_args(catalog: Catalog, assignments: list[str]) -> dict[str, str]:
@@ -417,9 +425,15 @@ def _cmd_spec(args: argparse.Namespace, out) -> int:
     data = image_spec(catalog, target, arch, values, registry, cache)
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     if args.build_output:
-        reads = _stage_reads(args.dockerfile, target, sys.stderr) if args.dockerfile else None
+        reads, view = (
+            _stage_reads(args.dockerfile, target, sys.stderr) if args.dockerfile else (None, None)
+        )
         extra = _optional_args(catalog, args.arg)
         build = build_spec(catalog, target, arch, values, cache, reads, extra)
+        if view:
+            # What BuildKit gets as the Dockerfile (ImageBuild writes it into the context):
+            # an edit it does not see leaves this file, so the image's build, as it was.
+            build["dockerfile_text"] = view(build["build_args"])
         args.build_output.write_text(json.dumps(build, indent=2, sort_keys=True) + "\n")
     if args.output:
         args.output.write_text(text, encoding="utf-8")
