@@ -18,7 +18,11 @@ action already has wins). Unset variables are not printed: the tools then
 use their defaults (tools/engine's discovery, the per-user staging, the
 per-user mirrors file), as a shell would.
 
-    python3 -m tools.client_env status   # the lines workspace_status.sh prints
+    python3 -m tools.client_env status [--start-staging]   # the lines workspace_status.sh prints
+
+``--start-staging`` then starts the embedded staging registry unless it runs
+(quietly; ROCM_PYTORCH_STAGING_AUTOSTART=0 turns that off): workspace_status.sh
+does both with one interpreter.
 """
 
 from __future__ import annotations
@@ -85,14 +89,35 @@ def apply(
     return added
 
 
+def start_staging() -> None:
+    """Start the embedded staging registry unless it runs; never fails, prints nothing."""
+    if os.environ.get("ROCM_PYTORCH_STAGING_AUTOSTART", "1") == "0":
+        return
+    sys.stdout.flush()
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 1)  # the status lines are out; the registry's own words are not status
+    os.dup2(quiet, 2)
+    try:
+        from tools.staging import embedded
+
+        embedded.ensure_running()
+    except Exception:
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv != ["status"]:
-        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
-        print("usage: python3 -m tools.client_env status", file=sys.stderr)
-        return 0 if argv in (["--help"], ["-h"]) else 2
+    if argv in (["--help"], ["-h"]):
+        print(__doc__.strip())
+        return 0
+    if argv not in (["status"], ["status", "--start-staging"]):
+        print("usage: python3 -m tools.client_env status [--start-staging]", file=sys.stderr)
+        return 2
     for line in status_lines():
         print(line)
+    sys.stdout.flush()
+    if "--start-staging" in argv:
+        start_staging()
     return 0
 
 

@@ -15,7 +15,6 @@ process runs with this config (a recycled pid is not ours).
 from __future__ import annotations
 
 import contextlib
-import http.client
 import os
 import secrets
 import shutil
@@ -36,6 +35,8 @@ LOG_TAIL = 20
 
 def answers(port: int, timeout: float = 2.0) -> bool:
     """Whether a distribution registry answers ``GET /v2/`` on 127.0.0.1:port."""
+    import http.client  # here: every image build imports this module, few ask
+
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         conn.request("GET", "/v2/")

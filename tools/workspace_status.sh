@@ -19,21 +19,16 @@
 # stamped builds still work and simply carry no commit tag.
 set -euo pipefail
 
-if [ "${ROCM_PYTORCH_STAGING_AUTOSTART:-1}" != 0 ] && command -v python3 >/dev/null 2>&1; then
-  # bounded: a registry that never gets ready must not hold up every build
-  # (tools.staging gives up after 20 s itself); the module, not the whole CLI: this
-  # runs before every build
-  timeout 30 python3 -c 'from tools.staging import embedded; embedded.ensure_running()' \
-    >/dev/null 2>&1 || true
-fi
-
 # Where this user's engine, staging and mirrors are (DOCKER_HOST,
 # DOCKER_CONFIG, ROCM_PYTORCH_*_DIR, ...), as volatile keys: the Docker actions
 # read them from volatile-status.txt, which no action declares, so they are in
 # no action key and another machine's cache entries stay hits
-# (tools/client_env.py).
+# (tools/client_env.py). The same interpreter then starts the registry: one
+# start-up per build, not two (this runs before every build, beside its actions).
 if command -v python3 >/dev/null 2>&1; then
-  python3 -m tools.client_env status 2>/dev/null || true
+  # bounded: a registry that never gets ready must not hold up every build
+  # (tools.staging gives up after 20 s itself); the lines come first
+  timeout 30 python3 -m tools.client_env status --start-staging 2>/dev/null || true
 fi
 
 if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then

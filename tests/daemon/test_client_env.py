@@ -85,10 +85,13 @@ def test_workspace_status_prints_them_as_volatile_keys(tmp_path):
     assert keys == client_env.status_lines(CLIENT)
 
 
-@pytest.mark.parametrize("argv, code", [(["--help"], 0), ([], 2), (["show"], 2)])
+@pytest.mark.parametrize(
+    "argv, code", [(["--help"], 0), ([], 2), (["show"], 2), (["status", "--start"], 2)]
+)
 def test_cli_usage(argv, code):
     proc = subprocess.run(
         [sys.executable, "-m", "tools.client_env", *argv], capture_output=True, text=True
     )
     assert proc.returncode == code
-    assert "usage: python3 -m tools.client_env status" in proc.stderr
+    out = proc.stdout if code == 0 else proc.stderr
+    assert "python3 -m tools.client_env status [--start-staging]" in out

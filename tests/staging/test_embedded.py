@@ -171,9 +171,12 @@ def workspace_status(env: dict[str, str]) -> subprocess.CompletedProcess:
 
 def test_the_workspace_status_command_starts_the_registry_quietly(state):
     proc = workspace_status({})
-    # should never fail a build, and print nothing but status lines
+    # should never fail a build, and print nothing but status lines (the commit's, and
+    # where this client's engine and staging are: tools/client_env.py)
     assert proc.returncode == 0, proc.stderr
-    assert all(line.startswith("STABLE_") for line in proc.stdout.splitlines()), proc.stdout
+    lines = proc.stdout.splitlines()
+    assert all(line.startswith(("STABLE_", "ROCM_PYTORCH_CLIENT_")) for line in lines), lines
+    assert f"ROCM_PYTORCH_CLIENT_{embedded.PORT_ENV} {os.environ[embedded.PORT_ENV]}" in lines
     # should leave the registry running (outside an action it outlives the build)
     info = embedded.status()
     assert info["running"] and info["port"] == int(os.environ[embedded.PORT_ENV])

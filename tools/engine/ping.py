@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import http.client
 import os
 import re
 import socket
-import ssl
 import subprocess
 from pathlib import Path
 
@@ -39,6 +37,9 @@ def _ping_unix(path: str, timeout: float) -> bool:
 
 
 def _ping_tcp(host: str, timeout: float) -> bool:
+    import http.client  # here: the unix socket, every image build's case, needs neither
+    import ssl
+
     hostport = re.sub(r"^(tcp|https?)://", "", host).split("/", 1)[0]
     name, _, port = hostport.rpartition(":")
     if not name:
