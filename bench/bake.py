@@ -41,6 +41,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -177,6 +178,7 @@ def main() -> int:
         )
         return 2
     out = results.Results("bake", args)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: undo the edits
     ctx = Path(tempfile.mkdtemp(prefix="bench-bake-"))
     edits = Edits(ROOT, ctx)
     try:

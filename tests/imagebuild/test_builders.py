@@ -222,7 +222,7 @@ def test_a_builder_that_hangs_fails_within_the_timeout(docker, monkeypatch):
     )
 
 
-def test_buildx_command_puts_context_before_buildx_and_builder_after_build(tmp_path):
+def test_buildx_command_puts_context_before_buildx_and_builder_after_build(tmp_path, monkeypatch):
     args = argparse.Namespace(
         docker="docker", dockerfile=Path("Dockerfile"), network="none", reproducible=False
     )
@@ -231,9 +231,40 @@ def test_buildx_command_puts_context_before_buildx_and_builder_after_build(tmp_p
     ctx = builders.Builder("hostb", "context", "docker")
     cmd = build.buildx_command(args, spec, tmp_path, {}, None, "r/x:t", meta, ctx)
     assert cmd[:5] == ["docker", "--context", "hostb", "buildx", "build"]
-    farm = builders.Builder("farm", "buildx", "remote")
+    farm = builders.Builder("farm", "buildx", "remote", env={"DOCKER_CONFIG": str(tmp_path)})
+    monkeypatch.setattr(builders, "PLUGIN_DIRS", ())  # no docker-buildx anywhere
     cmd = build.buildx_command(args, spec, tmp_path, {}, None, "r/x:t", meta, farm)
     assert cmd[:5] == ["docker", "buildx", "build", "--builder", "farm"]
+
+
+def test_buildx_runs_on_its_own_when_the_docker_cli_would_run_its_plugin(tmp_path, monkeypatch):
+    # the plugin the docker CLI would find (<DOCKER_CONFIG>/cli-plugins first), run in
+    # buildx's standalone mode: no docker CLI start, no plugin check
+    monkeypatch.setattr(builders, "PLUGIN_DIRS", ())
+    plugin = tmp_path / "cli-plugins" / "docker-buildx"
+    plugin.parent.mkdir()
+    plugin.write_text("#!/bin/sh\n")
+    plugin.chmod(0o755)
+    args = argparse.Namespace(
+        docker="docker", dockerfile=Path("Dockerfile"), network="none", reproducible=False
+    )
+    spec = {"build_args": {}, "labels": {}}
+    meta = tmp_path / "m.json"
+    env = {"DOCKER_CONFIG": str(tmp_path)}
+    for builder, head in (
+        (builders.Builder(builders.LOCAL, "local", "docker", env=env), []),
+        (builders.Builder("farm", "buildx", "remote", env=env), ["--builder", "farm"]),
+    ):
+        cmd = build.buildx_command(args, spec, tmp_path, {}, None, "r/x:t", meta, builder)
+        assert cmd[: 3 + len(head)] == [str(plugin), "build", *head, "--progress=plain"]
+    # a docker context is the docker CLI's flag; another docker CLI (--docker) is asked as is
+    hostb = builders.Builder("hostb", "context", "docker", env=env)
+    cmd = build.buildx_command(args, spec, tmp_path, {}, None, "r/x:t", meta, hostb)
+    assert cmd[:5] == ["docker", "--context", "hostb", "buildx", "build"]
+    args.docker = "/opt/docker"
+    local = builders.Builder(builders.LOCAL, "local", "docker", env=env)
+    cmd = build.buildx_command(args, spec, tmp_path, {}, None, "r/x:t", meta, local)
+    assert cmd[:3] == ["/opt/docker", "buildx", "build"]
 
 
 def test_a_named_builder_uses_the_users_docker_config(monkeypatch):

@@ -234,7 +234,10 @@ def buildx_command(
     secrets: dict[str, Path] | None = None,
     absent: dict[str, Path] | None = None,
 ) -> list[str]:
-    cmd = [args.docker, *builder.docker_args(), "buildx", "build"]
+    plugin = None
+    if args.docker == "docker" and not builder.docker_args():
+        plugin = builders.buildx_binary(builder.env)
+    cmd = [plugin, "build"] if plugin else [args.docker, *builder.docker_args(), "buildx", "build"]
     cmd += [*builder.build_args(), "--progress=plain"]
     cmd += ["--file", str(ctx / args.dockerfile), "--network", args.network]
     if spec.get("stage"):

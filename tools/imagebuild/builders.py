@@ -81,6 +81,31 @@ class Builder:
         return json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
 
 
+# Where the docker CLI looks for its plugins after <config dir>/cli-plugins, in order.
+PLUGIN_DIRS = (
+    "/usr/local/lib/docker/cli-plugins",
+    "/usr/local/libexec/docker/cli-plugins",
+    "/usr/lib/docker/cli-plugins",
+    "/usr/libexec/docker/cli-plugins",
+)
+
+
+def buildx_binary(env: dict[str, str]) -> str | None:
+    """The docker-buildx plugin the docker CLI would run with ``env``, or None.
+
+    Run on its own (`docker-buildx build ...`, buildx's standalone mode) it
+    builds as `docker buildx build` does, with the same DOCKER_HOST and
+    DOCKER_CONFIG, without the docker CLI's start and its plugin check (a
+    second start of buildx): 0.07 s of every image build here.
+    """
+    config = env.get("DOCKER_CONFIG") or os.path.join(env.get("HOME") or places.home(), ".docker")
+    for d in (os.path.join(config, "cli-plugins"), *PLUGIN_DIRS):
+        path = os.path.join(d, "docker-buildx")
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
 def timeout() -> float:
     try:
         return float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT)
