@@ -195,6 +195,13 @@ def docker_execution_requirements(staging):
 
 LOCAL_DOCKER_EXECUTION_REQUIREMENTS = docker_execution_requirements(EMBEDDED_STAGING)
 
+# A tool that serves its actions as a persistent worker (tools/worker.py): one
+# interpreter for every action of the mnemonic, no start-up per action.
+WORKER = {
+    "requires-worker-protocol": "json",
+    "supports-workers": "1",
+}
+
 def remote_builder_resources(_os, _inputs):
     """The local resources of an ImageBuild that waits on a remote builder: no CPU slot.
 
@@ -266,14 +273,19 @@ def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out, build_out)
     if ctx.attr.stamp:
         inputs.append(ctx.info_file)
         status = ctx.info_file.path
+    args = ctx.actions.args()
+    args.use_param_file("@%s", use_always = True)  # the worker's request (tools/worker.py)
+    args.set_param_file_format("multiline")
+    args.add_all(spec_arguments(ctx.var, catalog.path, target, arch, value_keys, out.path, status))
+    args.add_all(["--build-output", build_out, "--dockerfile", ctx.file.dockerfile])
     ctx.actions.run(
         executable = tagconf,
-        arguments = spec_arguments(ctx.var, catalog.path, target, arch, value_keys, out.path, status) +
-                    ["--build-output", build_out.path, "--dockerfile", ctx.file.dockerfile.path],
+        arguments = [args],
         inputs = inputs,
         outputs = [out, build_out],
         mnemonic = "ImageSpec",
         progress_message = "Rendering tags and build args of %{label}",
+        execution_requirements = WORKER,
     )
 
 def mode_arguments(var):
@@ -312,6 +324,10 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None, v
     descriptor = ctx.actions.declare_file(ctx.label.name + ".json")
     staging = staging_of(ctx.var)
     args = ctx.actions.args()
+
+    # a param file: what the persistent worker gets per request (tools/worker.py)
+    args.use_param_file("@%s", use_always = True)
+    args.set_param_file_format("multiline")
     args.add("--spec", build_spec)
     args.add("--dockerfile", ctx.file.dockerfile.path)
     args.add("--network", ctx.attr.network)
@@ -345,7 +361,8 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None, v
         outputs = [descriptor],
         mnemonic = "ImageBuild",
         progress_message = "Building image %%{label} (%s); log: %s" % (description, log),
-        execution_requirements = docker_execution_requirements(staging),
+        # a remote builder's actions wait, a slot each: no worker (its instances are capped)
+        execution_requirements = dict(docker_execution_requirements(staging), **({} if builder else WORKER)),
         resource_set = remote_builder_resources if builder else None,
         use_default_shell_env = True,
     )

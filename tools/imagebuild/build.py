@@ -373,9 +373,10 @@ def process_age() -> float:
 class Phases:
     """Wall time of imagebuild's phases, written at the end of BuildKit's log."""
 
-    def __init__(self) -> None:
+    def __init__(self, started: float | None = None) -> None:
+        """``started``: seconds before this (default: the process's age)."""
         self.start = time.monotonic()
-        self.started = process_age()
+        self.started = process_age() if started is None else started
         self.last = self.start
         self.parts: list[tuple[str, float]] = []
 
@@ -390,8 +391,8 @@ class Phases:
         return f"# imagebuild: start {self.started:.2f}s, {parts}; total {total:.2f}s\n"
 
 
-def run(args: argparse.Namespace) -> None:
-    phases = Phases()
+def run(args: argparse.Namespace, started: float | None = None) -> None:
+    phases = Phases(started)
     spec_bytes = args.spec.read_bytes()
     spec = json.loads(spec_bytes)
     if shutil.which(args.docker) is None:
@@ -559,16 +560,23 @@ def run_buildx(
     return digest, log_path if args.log else None
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, started: float | None = None) -> int:
     args = build_parser().parse_args(argv)
     client_env.apply()  # this user's engine, staging and mirrors: not in the action key
     try:
-        run(args)
+        run(args, started)
     except BuildError as e:
         print(f"imagebuild: error: {e}", file=sys.stderr)
         return 1
     return 0
 
 
+def request(argv: list[str]) -> int:
+    """One ImageBuild action of the persistent worker (tools/worker.py): no start-up."""
+    return main(argv, started=0.0)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    from tools import worker
+
+    sys.exit(worker.run(request, once=main))

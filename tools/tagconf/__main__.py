@@ -1,8 +1,9 @@
-"""`python -m tools.tagconf` entry point."""
+"""`python -m tools.tagconf` entry point; the ImageSpec actions' persistent worker too."""
 
 import sys
 
+from tools import worker
 from tools.tagconf.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(worker.run(main))

@@ -1,0 +1,104 @@
+"""tools/worker.py: a tool's main as a Bazel persistent worker (JSON protocol)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tools import worker
+
+
+def requests(*argvs: list[str]) -> io.StringIO:
+    lines = [json.dumps({"arguments": a, "requestId": i + 1}) for i, a in enumerate(argvs)]
+    return io.StringIO("\n".join(lines) + "\n")
+
+
+def answers(out: io.StringIO) -> list[dict]:
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_each_request_gets_one_response_with_its_output_and_exit_code(monkeypatch):
+    seen = []
+
+    def main(argv: list[str]) -> int:
+        seen.append((argv, os.environ.get("LEFT_BEHIND")))
+        os.environ["LEFT_BEHIND"] = "1"  # should not reach the next request
+        print("out", *argv)
+        print("err", file=sys.stderr)
+        return len(argv)
+
+    monkeypatch.delenv("LEFT_BEHIND", raising=False)
+    out = io.StringIO()
+    assert worker.serve(main, requests(["a"], ["b", "c"]), out) == 0
+    assert answers(out) == [
+        {"exitCode": 1, "output": "out a\nerr\n", "requestId": 1},
+        {"exitCode": 2, "output": "out b c\nerr\n", "requestId": 2},
+    ]
+    # should run every request in the environment the worker started with
+    assert seen == [(["a"], None), (["b", "c"], None)]
+
+
+def test_a_request_that_exits_or_raises_is_answered_and_the_next_served():
+    def main(argv: list[str]) -> int:
+        if argv == ["exit"]:
+            raise SystemExit(2)
+        if argv == ["usage"]:
+            raise SystemExit("usage: tool ARG")
+        if argv == ["help"]:
+            raise SystemExit(None)
+        raise RuntimeError("boom")
+
+    out = io.StringIO()
+    worker.serve(main, requests(["exit"], ["usage"], ["help"], ["crash"]), out)
+    got = answers(out)
+    assert [a["exitCode"] for a in got] == [2, 1, 0, 1]
+    assert got[1]["output"] == "usage: tool ARG\n"
+    assert "RuntimeError: boom" in got[3]["output"]
+
+
+def test_flagfiles_are_expanded_one_argument_a_line(tmp_path):
+    params = tmp_path / "x.params"
+    params.write_text("--spec\nsome file.json\n--flag=a b\n")
+    assert worker.expand(["--first", f"@{params}"]) == [
+        "--first",
+        "--spec",
+        "some file.json",
+        "--flag=a b",
+    ]
+    assert worker.expand(["@not-a-file"]) == ["@not-a-file"]
+    got = []
+    assert worker.run(lambda a: got.append(a) or 0, argv=[f"@{params}"]) == 0
+    assert got == [["--spec", "some file.json", "--flag=a b"]]
+
+
+def test_output_of_a_child_process_never_enters_the_protocol(tmp_path):
+    # a request that starts a program writing to file descriptor 1 (a daemon, a CLI)
+    code = (
+        "import subprocess, sys\n"
+        "from tools import worker\n"
+        "def main(argv):\n"
+        "    subprocess.run(['echo', 'stray'])\n"
+        "    print('mine')\n"
+        "    return 0\n"
+        "sys.exit(worker.run(main))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code, worker.FLAG],
+        input=requests(["x"], ["y"]).getvalue(),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        cwd=Path.cwd(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(line) for line in proc.stdout.splitlines()] == [
+        {"exitCode": 0, "output": "mine\n", "requestId": 1},
+        {"exitCode": 0, "output": "mine\n", "requestId": 2},
+    ]
+    assert proc.stderr.count("stray") == 2  # the worker's log
