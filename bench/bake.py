@@ -145,13 +145,13 @@ def base_change(n: int) -> tuple[str, str]:
     return BASE, f'\nRUN echo "bench {n}" > /bench-marker\n'
 
 
-def bake_file(ctx: Path, archs: str, registry: str) -> Path:
-    """tagconf's bake file of every target for ``archs``, plus the stand-in upstream."""
-    out = ctx / "docker-bake.json"
+def bake_file(out: Path, registry: str, catalog: str, upstream_dir: str, *args: str) -> Path:
+    """``tagconf --catalog CATALOG bake ARGS...`` into ``out``, each target pushed to
+    ``registry``, plus the stand-in upstream built from ``upstream_dir``/Dockerfile.upstream."""
     sh(
         [
-            sys.executable, "-m", "tools.tagconf", "bake", "--arch", archs,
-            "--network", "none", "--dockerfile-dir", TWINS, "--upstream", "target:upstream",
+            sys.executable, "-m", "tools.tagconf", "--catalog", catalog, "bake", *args,
+            "--network", "none", "--upstream", "target:upstream",
             "--registry", registry, "--output", str(out),
         ],
         cwd=ROOT,
@@ -161,32 +161,7 @@ def bake_file(ctx: Path, archs: str, registry: str) -> Path:
         entry["output"] = ["type=image,push=true,registry.insecure=true"]
     data["target"]["upstream"] = {
         "context": ".",
-        "dockerfile": f"{TWINS}/Dockerfile.upstream",
-        "network": "none",
-        "output": ["type=cacheonly"],
-    }
-    out.write_text(json.dumps(data, indent=2) + "\n")
-    return out
-
-
-def heavy_bake_file(ctx: Path, registry: str, values: dict[str, str]) -> Path:
-    """tagconf's bake file of the heavy chain (bench/heavy/catalog.toml) and its upstream."""
-    out = ctx / "docker-bake.heavy.json"
-    sets = [f"--set={k}={v}" for k, v in values.items()]
-    sh(
-        [
-            sys.executable, "-m", "tools.tagconf", "--catalog", f"{HEAVY}/catalog.toml", "bake",
-            *sets, "--network", "none", "--upstream", "target:upstream",
-            "--registry", registry, "--output", str(out),
-        ],
-        cwd=ROOT,
-    )  # fmt: skip
-    data = json.loads(out.read_text())
-    for entry in data["target"].values():
-        entry["output"] = ["type=image,push=true,registry.insecure=true"]
-    data["target"]["upstream"] = {
-        "context": ".",
-        "dockerfile": f"{HEAVY}/Dockerfile.upstream",
+        "dockerfile": f"{upstream_dir}/Dockerfile.upstream",
         "network": "none",
         "output": ["type=cacheonly"],
     }
@@ -314,7 +289,14 @@ def main() -> int:
 
         # The heavy chain: a new root this run, both cold for the first build.
         values = {**heavy_sizes, "RUN_ID": run_id}
-        heavy_file = heavy_bake_file(ctx, f"{registry}/{ns}", values)
+        sets = [f"--set={k}={v}" for k, v in values.items()]
+        heavy_file = bake_file(
+            ctx / "docker-bake.heavy.json",
+            f"{registry}/{ns}",
+            f"{HEAVY}/catalog.toml",
+            HEAVY,
+            *sets,
+        )
         progress(f"heavy chain: root {values['ROOT_MB']} MiB, bake file {heavy_file}")
         heavy = compare(
             "heavy chain",
@@ -336,13 +318,14 @@ def main() -> int:
         )
 
         # The fixture family for the archs.
-        bake = [
-            "docker",
-            "buildx",
-            "bake",
-            "-f",
-            str(bake_file(ctx, args.archs, f"{registry}/{ns}")),
-        ]
+        family_file = bake_file(
+            ctx / "docker-bake.json",
+            f"{registry}/{ns}",
+            "images/catalog.toml",
+            TWINS,
+            *("--arch", args.archs, "--dockerfile-dir", TWINS),
+        )
+        bake = ["docker", "buildx", "bake", "-f", str(family_file)]
         n_bake = len(json.loads((ctx / "docker-bake.json").read_text())["target"])
         progress(f"family: bake file {n_bake} targets ({args.archs}); context copy {ctx}")
         family = compare(
