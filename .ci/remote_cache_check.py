@@ -525,7 +525,8 @@ def check(workdir: Path, extra: list[str]) -> None:
             if remote_hit(s)
             or s.get("remoteCacheable")
             or s.get("remotable")
-            or s.get("runner") not in ("local", "processwrapper-sandbox", "linux-sandbox")
+            # a persistent worker is a local process too (tools/worker.py)
+            or s.get("runner") not in ("local", "worker", "processwrapper-sandbox", "linux-sandbox")
         ]
         report(
             "run B: the ImageBuild actions ran locally, uncached",

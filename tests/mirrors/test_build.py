@@ -19,9 +19,16 @@ import pytest
 from tests.mirrors.conftest import CA_BODY, PASSWORD
 from tests.registry.fixtures import Registry
 from tools.imagebuild import build
-from tools.staging import descriptor
+from tools.staging import descriptor, embedded
 
 DOCKERFILE = "tests/mirrors/Dockerfile.secrets"  # runfiles path (cwd = runfiles root)
+
+
+@pytest.fixture(autouse=True)
+def own_staging_state(tmp_path, monkeypatch):
+    """A staging state of its own: the build's lease never waits on another process's
+    start, stop or gc of the user's embedded registry (that notice is a second line)."""
+    monkeypatch.setenv(embedded.DIR_ENV, str(tmp_path / "staging-state"))
 
 
 @pytest.fixture
