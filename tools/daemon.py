@@ -196,7 +196,10 @@ def answering(
 
 def in_bazel_spawn() -> bool:
     """Whether an ancestor is Bazel's process-wrapper or linux-sandbox (a build action or a
-    test): they kill every process left over when the spawn ends (see the module doc)."""
+    test): they kill every process left over when the spawn ends (see the module doc); or
+    this is a persistent worker (tools/worker.py), which Bazel ends itself."""
+    if os.environ.get("ROCM_PYTORCH_BAZEL_WORKER") == "1":
+        return True
     pid = os.getpid()
     for _ in range(64):
         try:

@@ -18,6 +18,7 @@ import contextlib
 import io
 import json
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import IO
 
 FLAG = "--persistent_worker"
+ENV = "ROCM_PYTORCH_BAZEL_WORKER"  # set in a worker's environment (tools/daemon.py reads it)
 
 
 def expand(argv: list[str]) -> list[str]:
@@ -83,8 +85,28 @@ def run(
     argv = sys.argv[1:] if argv is None else argv
     if FLAG not in argv:
         return (once or main)(expand(argv))
-    # The protocol keeps the real stdout; file descriptor 1 becomes stderr (the worker's
-    # log), so nothing a request starts can write into a response.
+    # The protocol keeps the real stdin and stdout; file descriptor 0 becomes /dev/null
+    # and 1 becomes stderr (the worker's log), so nothing a request starts can read a
+    # request or write into a response.
+    requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
-    return serve(main, sys.stdin, protocol)
+    # A worker is a Bazel spawn that outlives its actions (tools/daemon.py): what it
+    # starts for itself (a scoped engine) lives as long as it does.
+    os.environ[ENV] = "1"
+    # Bazel ends a worker with SIGTERM (an interrupted build, its shutdown): unwind, so
+    # the request's cleanup runs and its child processes are killed (tools/imagebuild).
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return serve(main, requests, protocol)
+    except Terminated:
+        return 143
+
+
+class Terminated(BaseException):
+    """SIGTERM: not an answer to the request (as SystemExit is), the worker's end."""
+
+
+def _terminate(*_: object) -> None:
+    raise Terminated

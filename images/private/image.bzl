@@ -324,10 +324,11 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None, v
     descriptor = ctx.actions.declare_file(ctx.label.name + ".json")
     staging = staging_of(ctx.var)
     args = ctx.actions.args()
-
-    # a param file: what the persistent worker gets per request (tools/worker.py)
-    args.use_param_file("@%s", use_always = True)
-    args.set_param_file_format("multiline")
+    builder = builder_for(ctx.var, arch)
+    if not builder:
+        # a param file: what the persistent worker gets per request (tools/worker.py)
+        args.use_param_file("@%s", use_always = True)
+        args.set_param_file_format("multiline")
     args.add("--spec", build_spec)
     args.add("--dockerfile", ctx.file.dockerfile.path)
     args.add("--network", ctx.attr.network)
@@ -336,7 +337,6 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None, v
     args.add_all(mode)
     if mode:
         description += ", reproducible"
-    builder = builder_for(ctx.var, arch)
     if builder:
         args.add("--builder", builder)
         description += ", builder " + builder
@@ -361,7 +361,8 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None, v
         outputs = [descriptor],
         mnemonic = "ImageBuild",
         progress_message = "Building image %%{label} (%s); log: %s" % (description, log),
-        # a remote builder's actions wait, a slot each: no worker (its instances are capped)
+        # a named builder's actions wait, a slot each: no worker (its instances are capped),
+        # and the command line is the spawn's own
         execution_requirements = dict(docker_execution_requirements(staging), **({} if builder else WORKER)),
         resource_set = remote_builder_resources if builder else None,
         use_default_shell_env = True,

@@ -102,3 +102,41 @@ def test_output_of_a_child_process_never_enters_the_protocol(tmp_path):
         {"exitCode": 0, "output": "mine\n", "requestId": 2},
     ]
     assert proc.stderr.count("stray") == 2  # the worker's log
+
+
+def test_sigterm_ends_the_worker_and_what_a_request_reads_is_not_the_protocol(tmp_path):
+    # a request whose child reads stdin (it gets nothing), then one that waits
+    code = (
+        "import os, subprocess, sys, time\n"
+        "from tools import worker\n"
+        "def main(argv):\n"
+        "    if argv == ['read']:\n"
+        "        got = subprocess.run(['cat'], capture_output=True, text=True).stdout\n"
+        "        print(repr(got), os.environ.get(worker.ENV))\n"
+        "        return 0\n"
+        "    print('waiting', flush=True)\n"
+        "    time.sleep(60)\n"
+        "    return 0\n"
+        "sys.exit(worker.run(main))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, worker.FLAG],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdin and proc.stdout
+    proc.stdin.write(requests(["read"], ["wait"]).getvalue())
+    proc.stdin.flush()
+    first = json.loads(proc.stdout.readline())
+    # the child read /dev/null, not the next request; the worker counts as a Bazel spawn
+    assert first == {"exitCode": 0, "output": "'' 1\n", "requestId": 1}
+    import time
+
+    time.sleep(0.5)  # the second request is waiting
+    proc.terminate()
+    assert proc.wait(timeout=10) == 143
+    assert proc.stdout.read() == ""  # no answer for the request SIGTERM ended

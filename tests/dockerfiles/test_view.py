@@ -104,11 +104,32 @@ def test_a_named_context_keeps_the_replaced_stage_and_what_it_copies_from():
         ("# escape=`\n" + FILE, "serve"),
         (FILE.replace("COPY --from=helper", "COPY --from=0"), "serve"),
         (FILE.replace("FROM wheel AS serve", "FROM wheel"), ""),
+        (FILE.replace("RUN echo serve", 'COPY <<"1-conf" /x\n# kept\n1-conf'), "serve"),
+        (FILE.replace("RUN echo serve", "ONBUILD RUN echo later"), "serve"),
+        (FILE.replace("COPY --from=helper", "COPY --from=${HELPER}"), "serve"),
+        (FILE.replace("COPY --from=helper", "COPY --from=serve"), "wheel"),
     ],
-    ids=["heredoc", "escape-directive", "stage-by-index", "unnamed-stage-built"],
+    ids=[
+        "heredoc",
+        "escape-directive",
+        "stage-by-index",
+        "unnamed-stage-built",
+        "heredoc-any-delimiter",
+        "onbuild",
+        "from-a-variable",
+        "from-a-later-stage",
+    ],
 )
 def test_files_the_model_cannot_follow_are_left_whole(text, target):
     assert view(text, target) == text
+
+
+def test_lines_end_at_newline_only_as_in_buildkit():
+    # a form feed or a carriage return inside a line is no line break to BuildKit
+    text = FILE.replace("RUN echo serve", "RUN printf 'p\x0cq\rr'")
+    got = view(text, "serve")
+    assert got.split("\n")[17] == "RUN printf 'p\x0cq\rr'"
+    assert got.split("\n")[16] == "FROM wheel AS serve"
 
 
 def test_a_directive_after_a_comment_is_a_comment():

@@ -398,3 +398,21 @@ def test_a_local_engine_off_a_unix_socket_is_asked_through_the_cli_every_time(do
         builders.resolve(builders.LOCAL, "gfx950", exe, env, cache=tmp_path / "cache")
     assert docker.calls() == ["buildx inspect", VERSION] * 2
     assert not (tmp_path / "cache").exists()
+
+
+def test_buildx_is_searched_where_the_docker_cli_searches_its_plugins(tmp_path, monkeypatch):
+    monkeypatch.setattr(builders, "PLUGIN_DIRS", ())
+    config = tmp_path / "config"
+    extra = tmp_path / "extra"
+    for d in (config / "cli-plugins", extra):
+        d.mkdir(parents=True)
+        (d / "docker-buildx").write_text("#!/bin/sh\n")
+        (d / "docker-buildx").chmod(0o755)
+    env = {"DOCKER_CONFIG": str(config)}
+    assert builders.buildx_binary(env) == str(config / "cli-plugins" / "docker-buildx")
+    # config.json's cliPluginsExtraDirs come first, as for the docker CLI
+    (config / "config.json").write_text(json.dumps({"cliPluginsExtraDirs": [str(extra)]}))
+    assert builders.buildx_binary(env) == str(extra / "docker-buildx")
+    # a config it cannot read as the CLI would: the docker CLI runs the plugin itself
+    (config / "config.json").write_text("{not json")
+    assert builders.buildx_binary(env) is None

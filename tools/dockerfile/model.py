@@ -332,9 +332,10 @@ def replaced_base(
 
 # Parser directives: only at the very top of a Dockerfile, before any other line.
 _DIRECTIVE = re.compile(r"^#\s*(syntax|escape|check)\s*=", re.IGNORECASE)
-# A here-document (`RUN <<EOF`, `COPY <<-"EOT" /x`): dockerfile-parse reads its
-# body as instructions and comments, so a file with one is left as it is.
-_HEREDOC = re.compile(r"<<-?\s*[\"']?[A-Za-z_]")
+# A here-document (`RUN <<EOF`, `COPY <<-"1-conf" /x`): dockerfile-parse reads
+# its body as instructions and comments, so a file with `<<` in any instruction
+# is left as it is (a shift `$((1<<2))` too: whole is always right).
+_HEREDOC = "<<"
 
 
 def view(
@@ -353,18 +354,25 @@ def view(
     an edit to a stage this target does not read, changes nothing here. Kept
     as they are: parser directives, comments inside a continued instruction
     (BuildKit drops those itself; an empty line there would be another
-    instruction's end), and the whole file when it has a here-document, an
-    ``escape`` directive or a stage named by its index, which this model does
-    not follow.
+    instruction's end), and the whole file when it has what this model does not
+    follow: a here-document, an ``escape`` directive, ONBUILD, a stage named by
+    its index, or a ``--from`` that is a variable or names a later stage.
+    Lines are split at ``\n`` only, as BuildKit does (read the file with
+    ``newline=""``).
     """
-    lines = text.splitlines()
+    lines = text.split("\n")
     parser = DockerfileParser(fileobj=io.BytesIO(text.encode()), env_replace=False)
     structure = parser.structure
     if any(
-        item["instruction"].upper() != "COMMENT" and _HEREDOC.search(item["value"])
+        item["instruction"].upper() == "ONBUILD"
+        or (item["instruction"].upper() != "COMMENT" and _HEREDOC in item["value"])
         for item in structure
     ):
         return text
+    for stage in dockerfile.stages:
+        later = {s.name for s in dockerfile.stages[stage.index + 1 :]}
+        if any("$" in r.name or r.name.lower() in later for r in stage.references()):
+            return text
     directives = 0
     for line in lines:
         if not _DIRECTIVE.match(line):

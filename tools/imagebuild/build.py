@@ -360,6 +360,22 @@ def fetch_staged(staging: Staging, name: str, digest: str) -> tuple[bytes, str, 
         raise BuildError(str(e)) from None
 
 
+def die_with_parent() -> None:
+    """In the child, before exec: SIGKILL when this process ends, however it ends.
+
+    Bazel's process-wrapper kills what an action leaves behind; a persistent
+    worker (tools/worker.py) runs without one, and Bazel kills only the worker on
+    an interrupted build. Without this its `docker buildx build` would go on
+    building and pushing, unleased.
+    """
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        pass
+
+
 def process_age() -> float:
     """Seconds since this process started (interpreter start and imports included), or 0."""
     try:
@@ -542,7 +558,14 @@ def run_buildx(
             log.write(f"# {' '.join(cmd)}\n")
             log.write(f"# mirrors ({mirror_settings.source}): {'; '.join(resolved.describe())}\n")
             log.flush()
-            proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, check=False)
+            proc = subprocess.run(
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                check=False,
+                preexec_fn=die_with_parent,
+            )
         phases.done("docker buildx build")
         if proc.returncode != 0:
             where = f" (whole log: {log_path})" if args.log else ""

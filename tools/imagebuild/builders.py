@@ -91,7 +91,8 @@ PLUGIN_DIRS = (
 
 
 def buildx_binary(env: dict[str, str]) -> str | None:
-    """The docker-buildx plugin the docker CLI would run with ``env``, or None.
+    """The docker-buildx plugin the docker CLI would run with ``env``, or None: the same
+    search (config.json's cliPluginsExtraDirs, <config>/cli-plugins, the system dirs).
 
     Run on its own (`docker-buildx build ...`, buildx's standalone mode) it
     builds as `docker buildx build` does, with the same DOCKER_HOST and
@@ -99,7 +100,16 @@ def buildx_binary(env: dict[str, str]) -> str | None:
     second start of buildx): 0.07 s of every image build here.
     """
     config = env.get("DOCKER_CONFIG") or os.path.join(env.get("HOME") or places.home(), ".docker")
-    for d in (os.path.join(config, "cli-plugins"), *PLUGIN_DIRS):
+    try:
+        with open(os.path.join(config, "config.json"), encoding="utf-8") as f:
+            extra = json.load(f).get("cliPluginsExtraDirs") or []
+    except FileNotFoundError:
+        extra = []
+    except (OSError, ValueError, AttributeError):
+        return None  # a config the docker CLI reads its own way: let it run the plugin
+    if not isinstance(extra, list):
+        return None
+    for d in (*map(str, extra), os.path.join(config, "cli-plugins"), *PLUGIN_DIRS):
         path = os.path.join(d, "docker-buildx")
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path

@@ -367,7 +367,8 @@ def _stage_reads(path: Path, target: Target, err):
     from tools.dockerfile import model  # only the image rule's spec action needs it
 
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", newline="") as f:  # lines end at \n only, as in BuildKit
+            text = f.read()
         dockerfile = model.parse(path, text)
         dockerfile.stage(target.stage)
     except (OSError, ValueError, KeyError) as e:
