@@ -43,6 +43,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
+from tools import worker
+
 T = TypeVar("T")
 
 SPAWN_WRAPPERS = (b"process-wrapper", b"linux-sandbox")  # Bazel's; they kill orphans
@@ -198,7 +200,7 @@ def in_bazel_spawn() -> bool:
     """Whether an ancestor is Bazel's process-wrapper or linux-sandbox (a build action or a
     test): they kill every process left over when the spawn ends (see the module doc); or
     this is a persistent worker (tools/worker.py), which Bazel ends itself."""
-    if os.environ.get("ROCM_PYTORCH_BAZEL_WORKER") == "1":
+    if os.environ.get(worker.ENV) == "1":
         return True
     pid = os.getpid()
     for _ in range(64):

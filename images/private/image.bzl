@@ -202,6 +202,20 @@ WORKER = {
     "supports-workers": "1",
 }
 
+def worker_args(ctx):
+    """An action's arguments in a param file: what the persistent worker gets per request.
+
+    Args:
+      ctx: rule context.
+
+    Returns:
+      Args.
+    """
+    args = ctx.actions.args()
+    args.use_param_file("@%s", use_always = True)
+    args.set_param_file_format("multiline")
+    return args
+
 def remote_builder_resources(_os, _inputs):
     """The local resources of an ImageBuild that waits on a remote builder: no CPU slot.
 
@@ -273,9 +287,7 @@ def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out, build_out)
     if ctx.attr.stamp:
         inputs.append(ctx.info_file)
         status = ctx.info_file.path
-    args = ctx.actions.args()
-    args.use_param_file("@%s", use_always = True)  # the worker's request (tools/worker.py)
-    args.set_param_file_format("multiline")
+    args = worker_args(ctx)
     args.add_all(spec_arguments(ctx.var, catalog.path, target, arch, value_keys, out.path, status))
     args.add_all(["--build-output", build_out, "--dockerfile", ctx.file.dockerfile])
     ctx.actions.run(
@@ -323,12 +335,8 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None, v
     """
     descriptor = ctx.actions.declare_file(ctx.label.name + ".json")
     staging = staging_of(ctx.var)
-    args = ctx.actions.args()
     builder = builder_for(ctx.var, arch)
-    if not builder:
-        # a param file: what the persistent worker gets per request (tools/worker.py)
-        args.use_param_file("@%s", use_always = True)
-        args.set_param_file_format("multiline")
+    args = ctx.actions.args() if builder else worker_args(ctx)
     args.add("--spec", build_spec)
     args.add("--dockerfile", ctx.file.dockerfile.path)
     args.add("--network", ctx.attr.network)

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tools import worker
@@ -75,41 +76,42 @@ def test_flagfiles_are_expanded_one_argument_a_line(tmp_path):
     assert got == [["--spec", "some file.json", "--flag=a b"]]
 
 
-def test_output_of_a_child_process_never_enters_the_protocol(tmp_path):
-    # a request that starts a program writing to file descriptor 1 (a daemon, a CLI)
-    code = (
-        "import subprocess, sys\n"
-        "from tools import worker\n"
-        "def main(argv):\n"
-        "    subprocess.run(['echo', 'stray'])\n"
-        "    print('mine')\n"
-        "    return 0\n"
-        "sys.exit(worker.run(main))\n"
-    )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.run(
-        [sys.executable, "-c", code, worker.FLAG],
-        input=requests(["x"], ["y"]).getvalue(),
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        cwd=Path.cwd(),
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert [json.loads(line) for line in proc.stdout.splitlines()] == [
-        {"exitCode": 0, "output": "mine\n", "requestId": 1},
-        {"exitCode": 0, "output": "mine\n", "requestId": 2},
-    ]
-    assert proc.stderr.count("stray") == 2  # the worker's log
-
-
-def test_sigterm_ends_the_worker_and_what_a_request_reads_is_not_the_protocol(tmp_path):
-    # a request whose child reads stdin (it gets nothing), then one that waits
+def worker_process(main_body: str) -> subprocess.Popen:
+    """A worker (``--persistent_worker``) whose ``main(argv)`` is ``main_body``, pipes on
+    its stdin, stdout and stderr."""
     code = (
         "import os, subprocess, sys, time\n"
         "from tools import worker\n"
-        "def main(argv):\n"
+        "def main(argv):\n" + main_body + "sys.exit(worker.run(main))\n"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", code, worker.FLAG],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        cwd=Path.cwd(),
+    )
+
+
+def test_output_of_a_child_process_never_enters_the_protocol():
+    # a request that starts a program writing to file descriptor 1 (a daemon, a CLI)
+    proc = worker_process(
+        "    subprocess.run(['echo', 'stray'])\n    print('mine')\n    return 0\n"
+    )
+    stdout, stderr = proc.communicate(requests(["x"], ["y"]).getvalue(), timeout=60)
+    assert proc.returncode == 0, stderr
+    assert [json.loads(line) for line in stdout.splitlines()] == [
+        {"exitCode": 0, "output": "mine\n", "requestId": 1},
+        {"exitCode": 0, "output": "mine\n", "requestId": 2},
+    ]
+    assert stderr.count("stray") == 2  # the worker's log
+
+
+def test_sigterm_ends_the_worker_and_what_a_request_reads_is_not_the_protocol():
+    # a request whose child reads stdin (it gets nothing), then one that waits
+    proc = worker_process(
         "    if argv == ['read']:\n"
         "        got = subprocess.run(['cat'], capture_output=True, text=True).stdout\n"
         "        print(repr(got), os.environ.get(worker.ENV))\n"
@@ -117,16 +119,6 @@ def test_sigterm_ends_the_worker_and_what_a_request_reads_is_not_the_protocol(tm
         "    print('waiting', flush=True)\n"
         "    time.sleep(60)\n"
         "    return 0\n"
-        "sys.exit(worker.run(main))\n"
-    )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, worker.FLAG],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
     )
     assert proc.stdin and proc.stdout
     proc.stdin.write(requests(["read"], ["wait"]).getvalue())
@@ -134,8 +126,6 @@ def test_sigterm_ends_the_worker_and_what_a_request_reads_is_not_the_protocol(tm
     first = json.loads(proc.stdout.readline())
     # the child read /dev/null, not the next request; the worker counts as a Bazel spawn
     assert first == {"exitCode": 0, "output": "'' 1\n", "requestId": 1}
-    import time
-
     time.sleep(0.5)  # the second request is waiting
     proc.terminate()
     assert proc.wait(timeout=10) == 143

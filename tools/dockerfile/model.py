@@ -172,6 +172,9 @@ class Dockerfile:
     path: str
     global_args: list[tuple[str, str | None, int]]
     stages: list[Stage]
+    text: str = field(default="", repr=False)  # as read: lines end at \n only
+    # dockerfile-parse's items, comments too: instruction, value, startline, endline (0-based)
+    items: list[dict] = field(default_factory=list, repr=False, compare=False)
 
     def stage(self, name: str) -> Stage:
         for s in self.stages:
@@ -212,9 +215,10 @@ def parse(path: str | Path, text: str | None = None) -> Dockerfile:
     """Parse the Dockerfile at ``path`` (or ``text``, reported as ``path``)."""
     data = Path(path).read_bytes() if text is None else text.encode()
     parser = DockerfileParser(fileobj=io.BytesIO(data), env_replace=False)
+    items = parser.structure
     global_args: list[tuple[str, str | None, int]] = []
     stages: list[Stage] = []
-    for item in parser.structure:
+    for item in items:
         keyword = item["instruction"].upper()
         line = item["startline"] + 1
         if keyword == "COMMENT":
@@ -233,7 +237,7 @@ def parse(path: str | Path, text: str | None = None) -> Dockerfile:
             global_args += [(n, d, line) for n, d in parse_arg(ins.value)]
         else:
             stages[-1].instructions.append(ins)
-    return Dockerfile(str(path), global_args, stages)
+    return Dockerfile(str(path), global_args, stages, data.decode(), items)
 
 
 @dataclass
@@ -340,7 +344,6 @@ _HEREDOC = "<<"
 
 def view(
     dockerfile: Dockerfile,
-    text: str,
     target: str,
     contexts: Iterable[str],
     build_args: Mapping[str, str],
@@ -357,12 +360,11 @@ def view(
     instruction's end), and the whole file when it has what this model does not
     follow: a here-document, an ``escape`` directive, ONBUILD, a stage named by
     its index, or a ``--from`` that is a variable or names a later stage.
-    Lines are split at ``\n`` only, as BuildKit does (read the file with
-    ``newline=""``).
+    Lines are split at ``\n`` only, as BuildKit does (``parse`` reads the
+    file's bytes; text given to it instead should be read with ``newline=""``).
     """
+    text, structure = dockerfile.text, dockerfile.items
     lines = text.split("\n")
-    parser = DockerfileParser(fileobj=io.BytesIO(text.encode()), env_replace=False)
-    structure = parser.structure
     if any(
         item["instruction"].upper() == "ONBUILD"
         or (item["instruction"].upper() != "COMMENT" and _HEREDOC in item["value"])

@@ -531,7 +531,8 @@ def run_buildx(
         ctx = Path(tmp) / "context"
         ctx.mkdir()
         text = spec.get("dockerfile_text")
-        assemble_context(ctx, files, args.host_file, (args.dockerfile, text) if text else None)
+        view = (args.dockerfile, text) if text is not None else None
+        assemble_context(ctx, files, args.host_file, view)
         metadata_file = Path(tmp) / "metadata.json"
         try:
             secrets = mirrors.render(resolved, Path(tmp) / "secrets")

@@ -367,9 +367,7 @@ def _stage_reads(path: Path, target: Target, err):
     from tools.dockerfile import model  # only the image rule's spec action needs it
 
     try:
-        with path.open(encoding="utf-8", newline="") as f:  # lines end at \n only, as in BuildKit
-            text = f.read()
-        dockerfile = model.parse(path, text)
+        dockerfile = model.parse(path)  # its bytes: lines end at \n only, as in BuildKit
         dockerfile.stage(target.stage)
     except (OSError, ValueError, KeyError) as e:
         raise UsageError(
@@ -389,7 +387,7 @@ def _stage_reads(path: Path, target: Target, err):
         return model.build_arg_names(dockerfile, target.stage, target.parents, build_args)
 
     def view(build_args: Mapping[str, str]) -> str:
-        return model.view(dockerfile, text, target.stage, target.parents, build_args)
+        return model.view(dockerfile, target.stage, target.parents, build_args)
 
     return reads, view
 
