@@ -175,10 +175,15 @@ def _aquery():
         env = {kv["key"]: kv["value"] for kv in action.get("environmentVariables", [])}
         assert set(env) <= {"PATH"}, f"{labels[action['targetId']]} keys on {sorted(env)}"
         assert env.get("PATH", "/bin:/usr/bin:/usr/local/bin") == "/bin:/usr/bin:/usr/local/bin"
+        # ... but in the volatile status file, an input, so the action waits for this
+        # build's (tools/client_env.py)
+        argv = action["arguments"]
+        assert "--client-settings" in argv, f"{labels[action['targetId']]}: no --client-settings"
+        assert argv[argv.index("--client-settings") + 1] == "bazel-out/volatile-status.txt"
     # (embedded staging: loopback blobs, so descriptors stay out of every cache)
     return (
         f"{len(graph['actions'])} ImageBuild actions in the graph, triton-wheel: 1;"
-        " environment: PATH only"
+        " environment: PATH only; client settings: the volatile status file"
     )
 
 

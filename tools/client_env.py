@@ -8,33 +8,49 @@ key: with `--action_env=DOCKER_HOST` a second machine sharing the remote
 cache and the staging registry re-ran every image build, because its socket
 path differed.
 
-So they travel beside the key instead. `tools/workspace_status.sh`, which
-Bazel runs with the client's environment before every build, prints them as
-volatile status keys (``ROCM_PYTORCH_CLIENT_<NAME> value``); no action
-declares volatile-status.txt, so they are in no key. The actions run
-unsandboxed in the execution root, where Bazel has just written that file,
-and ``apply()`` puts the values into their environment (a variable the
-action already has wins). Unset variables are not printed: the tools then
-use their defaults (tools/engine's discovery, the per-user staging, the
-per-user mirrors file), as a shell would.
+So they travel beside the key (images/private/client_settings.bzl):
 
-    python3 -m tools.client_env status [--start-staging]   # the lines workspace_status.sh prints
+- a repository rule writes `@rocm_pytorch_client//:settings.json`, the set
+  ones of ``NAMES`` in the client's environment as a JSON object. Bazel
+  evaluates it while loading, before any action of the build runs, and
+  again whenever one of those variables changes: an action can never see
+  another invocation's settings, nor none;
+- the Docker actions get that file's path as ``--client-settings FILE``
+  (the same string on every machine) and do not declare it as an input,
+  so its bytes are in no action key;
+- ``apply()`` reads it and makes the action's environment hold exactly
+  those settings. When the file cannot be read or is not such an object,
+  it raises ``ClientSettingsError``, a one-line message with the fix: a
+  build never falls back to the default engine, staging or mirrors.
 
-``--start-staging`` then starts the embedded staging registry unless it runs
-(quietly; ROCM_PYTORCH_STAGING_AUTOSTART=0 turns that off): workspace_status.sh
-does both with one interpreter.
+(The settings once travelled in Bazel's volatile status file, which no action
+declared: Bazel deletes it at the start of every build and rewrites it ~0.2 s
+later, and an edit-only rebuild read it in that window and took the defaults.)
+
+Outside Bazel (no ``--client-settings``) the tools read their own
+environment, as a shell would.
+
+    python3 -m tools.client_env show FILE      # what an action would take from FILE
+    python3 -m tools.client_env start-staging  # what tools/workspace_status.sh runs
+
+``start-staging`` starts the embedded staging registry unless it runs
+(quietly; ROCM_PYTORCH_STAGING_AUTOSTART=0 turns that off).
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import sys
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
-PREFIX = "ROCM_PYTORCH_CLIENT_"
+# The command line flag the Docker actions get the settings file's path with.
+FLAG = "--client-settings"
 
-# The client's variables the Docker actions read (docs/engine.md).
+# The client's variables the Docker actions read (docs/engine.md); the same list as
+# CLIENT_NAMES in images/private/client_settings.bzl (a test compares them).
 NAMES = (
     "DOCKER_HOST",
     "DOCKER_CONFIG",
@@ -46,47 +62,89 @@ NAMES = (
     "ROCM_PYTORCH_MIRRORS",
 )
 
-# Relative to the execution root, the working directory of every local action.
-STATUS_FILE = Path("bazel-out/volatile-status.txt")
+FIX = (
+    "the repository rule of images/private/client_settings.bzl writes it while Bazel loads;"
+    " build again (`bazel clean --expunge` if it stays)"
+)
 
 
-def status_lines(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The volatile status lines for the set ones of ``NAMES`` (one-line values only)."""
+class ClientSettingsError(Exception):
+    """The build's client settings cannot be read: one line, with the fix."""
+
+
+def settings(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The set (non-empty) ones of ``NAMES`` in ``environ`` (default: this process's)."""
     environ = os.environ if environ is None else environ
-    return [
-        f"{PREFIX}{name} {environ[name]}"
-        for name in NAMES
-        if environ.get(name) and "\n" not in environ[name]
-    ]
+    return {name: environ[name] for name in NAMES if environ.get(name)}
 
 
-def read(path: Path = STATUS_FILE) -> dict[str, str]:
-    """The client's variables a status file holds; {} without one (outside Bazel)."""
+def read(path: Path | str) -> dict[str, str]:
+    """The client's settings in ``path`` (a JSON object of ``NAMES``); ``ClientSettingsError``
+    when the file is missing or not such an object: never ``{}`` in its place."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return {}
-    out = {}
-    for line in text.splitlines():
-        key, _, value = line.partition(" ")
-        name = key.removeprefix(PREFIX)
-        if key.startswith(PREFIX) and name in NAMES and value:
-            out[name] = value
-    return out
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ClientSettingsError(
+            f"cannot read this build's client settings from {path}"
+            f" ({e.strerror or e}): its engine, staging and mirrors are unknown; {FIX}"
+        ) from None
+    try:
+        found = json.loads(text)
+    except ValueError:
+        found = None
+    if not isinstance(found, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in found.items()
+    ):
+        raise ClientSettingsError(
+            f"{path} is not a JSON object of strings ({text.strip()[:80]!r}): this build's"
+            f" engine, staging and mirrors are unknown; {FIX}"
+        )
+    unknown = sorted(set(found) - set(NAMES))
+    if unknown:
+        raise ClientSettingsError(
+            f"{path} names {', '.join(unknown)}, which this tool does not know"
+            f" (known: {', '.join(NAMES)}): images/private/client_settings.bzl and"
+            " tools/client_env.py disagree; make CLIENT_NAMES and NAMES the same list"
+        )
+    return found
 
 
 def apply(
-    path: Path = STATUS_FILE, environ: MutableMapping[str, str] | None = None
+    path: Path | str | None, environ: MutableMapping[str, str] | None = None
 ) -> dict[str, str]:
-    """Put the client's variables of ``path`` into ``environ`` (default: this process's)
-    where it lacks them; returns what it set. Only in an execution root (a Bazel
-    action's working directory): from a workspace, `bazel-out/` is the last build's."""
-    environ = os.environ if environ is None else environ
-    if not path.is_absolute() and Path.cwd().parent.name != "execroot":
+    """Make ``environ`` (default: this process's) hold exactly the client's settings of
+    the settings file ``path``: each of ``NAMES`` is the file's value, or unset where the
+    client had it unset. Returns the settings. ``path`` None (a tool run by hand, not
+    by a Bazel action) changes nothing and returns {}."""
+    if path is None:
         return {}
-    added = {k: v for k, v in read(path).items() if k not in environ}
-    environ.update(added)
-    return added
+    environ = os.environ if environ is None else environ
+    found = read(path)
+    for name in NAMES:
+        if name in found:
+            environ[name] = found[name]
+        else:
+            environ.pop(name, None)
+    return found
+
+
+def describe(path: Path | str | None, environ: Mapping[str, str] | None = None) -> str:
+    """One line for a build's log: where its settings came from and what they are."""
+    where = f"client settings ({path})" if path else "client settings (this process's environment)"
+    found = settings(environ)
+    return f"{where}: " + (", ".join(f"{k}={v}" for k, v in found.items()) or "none set")
+
+
+def add_argument(parser: argparse.ArgumentParser) -> None:
+    """``--client-settings FILE``: what the Bazel rules pass to the Docker actions."""
+    parser.add_argument(
+        FLAG,
+        dest="client_settings",
+        metavar="FILE",
+        help="this build's client settings (@rocm_pytorch_client//:settings.json: where its"
+        " engine, staging and mirrors are; tools/client_env.py); without it the tool reads"
+        " its own environment",
+    )
 
 
 def start_staging() -> None:
@@ -95,7 +153,7 @@ def start_staging() -> None:
         return
     sys.stdout.flush()
     quiet = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(quiet, 1)  # the status lines are out; the registry's own words are not status
+    os.dup2(quiet, 1)  # the registry's own words are not workspace status
     os.dup2(quiet, 2)
     try:
         from tools.staging import embedded
@@ -105,20 +163,30 @@ def start_staging() -> None:
         pass
 
 
+USAGE = "usage: python3 -m tools.client_env show FILE | start-staging"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv in (["--help"], ["-h"]):
         print(__doc__.strip())
+        print()
+        print(USAGE)
         return 0
-    if argv not in (["status"], ["status", "--start-staging"]):
-        print("usage: python3 -m tools.client_env status [--start-staging]", file=sys.stderr)
-        return 2
-    for line in status_lines():
-        print(line)
-    sys.stdout.flush()
-    if "--start-staging" in argv:
+    if len(argv) == 2 and argv[0] == "show":
+        try:
+            found = read(argv[1])
+        except ClientSettingsError as e:
+            print(f"client_env: error: {e}", file=sys.stderr)
+            return 1
+        for name in NAMES:
+            print(f"{name}={found[name]}" if name in found else f"{name} (unset)")
+        return 0
+    if argv == ["start-staging"]:
         start_staging()
-    return 0
+        return 0
+    print(USAGE, file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

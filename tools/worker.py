@@ -8,8 +8,9 @@ interpreter and its imports then serve every action of that mnemonic, instead
 of a start per action (about 0.08 s each for the image tools here).
 
 Each request runs in the environment the worker started with, plus the
-client's settings of that build (tools/client_env.py reads the execution
-root's volatile status anew), and what it prints is its response's output.
+client's settings of that build (the tool reads them from the volatile status
+file its request names, tools/client_env.py), and what it prints is its
+response's output.
 """
 
 from __future__ import annotations

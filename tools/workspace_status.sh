@@ -19,16 +19,13 @@
 # stamped builds still work and simply carry no commit tag.
 set -euo pipefail
 
-# Where this user's engine, staging and mirrors are (DOCKER_HOST,
-# DOCKER_CONFIG, ROCM_PYTORCH_*_DIR, ...), as volatile keys: the Docker actions
-# read them from volatile-status.txt, which no action declares, so they are in
-# no action key and another machine's cache entries stay hits
-# (tools/client_env.py). The same interpreter then starts the registry: one
-# start-up per build, not two (this runs before every build, beside its actions).
+# Start the embedded staging registry (outside every action, so it outlives
+# the build). Where the Docker actions' engine, staging and mirrors are is not
+# workspace status: a repository rule hands them over (tools/client_env.py).
 if command -v python3 >/dev/null 2>&1; then
   # bounded: a registry that never gets ready must not hold up every build
-  # (tools.staging gives up after 20 s itself); the lines come first
-  timeout 30 python3 -m tools.client_env status --start-staging 2>/dev/null || true
+  # (tools.staging gives up after 20 s itself)
+  timeout 30 python3 -m tools.client_env start-staging 2>/dev/null || true
 fi
 
 if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then

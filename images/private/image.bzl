@@ -1,6 +1,7 @@
 """Implementation of rocm_image_rule: one catalogue target, one arch, one image in staging."""
 
 load(":arch_transition.bzl", "ARCH_SETTING", "arch_transition", "current_arch")
+load(":client_settings.bzl", "CLIENT_SETTINGS_ATTRS", "client_settings_argument")
 load(":defines.bzl", "OPTIONAL_ARGS", "builder_for", "check_defines", "flag_define")
 load(":image_info.bzl", "ImageInfo")
 
@@ -131,7 +132,7 @@ _ATTRS = {
         executable = True,
         cfg = "exec",
     ),
-}
+} | CLIENT_SETTINGS_ATTRS
 
 # The `--define staging=` value of the project's own loopback registry (the
 # default): tools/staging starts it on first use.
@@ -355,6 +356,7 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None, v
     args.add_all(srcs, before_each = "--src")
     for dest, path in sorted(ctx.attr.context_files.items()):
         args.add("--host-file", "%s=%s" % (dest, path))
+    client_settings_argument(ctx, args)
     inputs = [build_spec] + ([] if view else [ctx.file.dockerfile]) + srcs
     for info in parents:
         args.add("--parent", "%s=%s" % (info.target, info.descriptor.path))

@@ -1,5 +1,6 @@
 """Implementation of image_push, image_plan, image_load and image_layout: publish or materialize images."""
 
+load(":client_settings.bzl", "CLIENT_SETTINGS_ATTRS", "client_settings_argument")
 load(":defines.bzl", "flag_define")
 load(":image.bzl", "LOCAL_DOCKER_EXECUTION_REQUIREMENTS")
 load(":image_info.bzl", "ImageInfo", "ImageSetInfo")
@@ -210,9 +211,11 @@ BuildKit and staging.
 def _layout_impl(ctx):
     image = ctx.attr.image[ImageInfo]
     out = ctx.actions.declare_directory(ctx.label.name)
+    arguments = []
+    client_settings_argument(ctx, arguments)
     ctx.actions.run(
         executable = ctx.executable._registry_tool,
-        arguments = [
+        arguments = arguments + [
             "layout",
             "--descriptor",
             image.descriptor.path,
@@ -244,5 +247,5 @@ image_layout = rule(
             executable = True,
             cfg = "exec",
         ),
-    },
+    } | CLIENT_SETTINGS_ATTRS,
 )

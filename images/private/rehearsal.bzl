@@ -1,6 +1,7 @@
 """Implementation of rehearsal_upstream: the rehearsal's stand-in upstream image."""
 
 load(":arch_transition.bzl", "noarch_transition")
+load(":client_settings.bzl", "CLIENT_SETTINGS_ATTRS", "client_settings_argument")
 load(":image.bzl", "docker_execution_requirements", "image_log", "staging_of")
 load(":image_info.bzl", "ImageInfo")
 load(":stand_in.bzl", "stand_in_providers")
@@ -50,6 +51,7 @@ def _rehearsal_upstream_impl(ctx):
     args.add("--staging", staging)
     args.add("--output", descriptor)
     args.add("--log", log)
+    client_settings_argument(ctx, args)
     ctx.actions.run(
         executable = ctx.executable._tool,
         arguments = [args],
@@ -89,7 +91,7 @@ rehearsal_upstream = rule(
             executable = True,
             cfg = "exec",
         ),
-    },
+    } | CLIENT_SETTINGS_ATTRS,
     cfg = noarch_transition,
     provides = [ImageInfo],
 )

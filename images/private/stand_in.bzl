@@ -1,6 +1,7 @@
 """Implementation of stand_in_image: a local image that stands in for the upstream one."""
 
 load(":arch_transition.bzl", "noarch_transition")
+load(":client_settings.bzl", "CLIENT_SETTINGS_ATTRS")
 load(":image.bzl", "build_action")
 load(":image_info.bzl", "ImageInfo")
 
@@ -66,7 +67,7 @@ stand_in_image = rule(
             executable = True,
             cfg = "exec",
         ),
-    },
+    } | CLIENT_SETTINGS_ATTRS,
     cfg = noarch_transition,
     provides = [ImageInfo],
 )

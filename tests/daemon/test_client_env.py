@@ -1,8 +1,11 @@
-"""The client's engine, staging and mirror settings reach the Docker actions outside their keys."""
+"""The client's engine, staging and mirror settings reach the Docker actions outside their
+keys, or the action stops in one line: never the defaults in their place."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,80 +21,112 @@ CLIENT = {
     "ROCM_PYTORCH_STAGING_PORT": "5123",
     "HOME": "/home/alice",  # not one of them
 }
+SET = {k: v for k, v in CLIENT.items() if k != "HOME"}
 
 
-def test_status_lines_name_the_set_variables_only():
-    lines = client_env.status_lines({**CLIENT, "ROCM_PYTORCH_ENGINE_DIR": ""})
-    assert lines == [
-        f"ROCM_PYTORCH_CLIENT_DOCKER_HOST {CLIENT['DOCKER_HOST']}",
-        f"ROCM_PYTORCH_CLIENT_DOCKER_CONFIG {CLIENT['DOCKER_CONFIG']}",
-        "ROCM_PYTORCH_CLIENT_ROCM_PYTORCH_STAGING_PORT 5123",
-        f"ROCM_PYTORCH_CLIENT_ROCM_PYTORCH_MIRRORS {CLIENT['ROCM_PYTORCH_MIRRORS']}",
-    ]
-    # a value that would break the status file's one-line format is left out
-    assert client_env.status_lines({"DOCKER_HOST": "a\nb"}) == []
+def settings_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    return path
 
 
-def execroot(tmp_path: Path) -> Path:
-    root = tmp_path / "execroot" / "_main"
-    (root / "bazel-out").mkdir(parents=True)
-    return root
+def bzl_names() -> list[str]:
+    """CLIENT_NAMES of images/private/client_settings.bzl (what the repository rule reads)."""
+    text = Path("images/private/client_settings.bzl").read_text()
+    block = re.search(r"^CLIENT_NAMES = \[(.*?)\]", text, re.S | re.M)
+    assert block, "no CLIENT_NAMES list in client_settings.bzl"
+    return re.findall(r'"([A-Z_]+)"', block.group(1))
 
 
-def test_apply_in_an_execution_root_fills_in_what_the_action_lacks(tmp_path, monkeypatch):
-    root = execroot(tmp_path)
-    lines = [*client_env.status_lines(CLIENT), "BUILD_TIMESTAMP 1", "ROCM_PYTORCH_CLIENT_PATH /x"]
-    (root / client_env.STATUS_FILE).write_text("\n".join(lines) + "\n")
-    monkeypatch.chdir(root)
-    environ = {"DOCKER_CONFIG": "/given/by/the/action"}
-    added = client_env.apply(environ=environ)
-    # should set what the action lacks, keep what it has, and take nothing else
-    assert environ == {
-        "DOCKER_HOST": CLIENT["DOCKER_HOST"],
-        "DOCKER_CONFIG": "/given/by/the/action",
-        "ROCM_PYTORCH_STAGING_PORT": "5123",
-        "ROCM_PYTORCH_MIRRORS": CLIENT["ROCM_PYTORCH_MIRRORS"],
+def test_the_repository_rule_reads_the_variables_the_tools_apply():
+    assert bzl_names() == list(client_env.NAMES)
+
+
+def test_settings_are_the_set_variables_only():
+    assert client_env.settings({**CLIENT, "ROCM_PYTORCH_ENGINE_DIR": ""}) == SET
+
+
+def test_apply_makes_the_environment_hold_exactly_the_builds_settings(tmp_path):
+    path = settings_file(tmp_path, json.dumps(SET))
+    environ = {
+        "DOCKER_CONFIG": "/inherited/by/the/worker",  # the build's value wins
+        "ROCM_PYTORCH_STAGING_DIR": "/a/previous/build/s",  # unset by this build: removed
+        "PATH": "/bin",  # not one of them: kept
     }
-    assert "DOCKER_CONFIG" not in added and "PATH" not in added
+    assert client_env.apply(path, environ) == SET
+    assert environ == {**SET, "PATH": "/bin"}
+    # nothing set in the client: every one unset in the action, none taken from elsewhere
+    environ = {"DOCKER_HOST": "unix:///a/worker/started/with/it", "PATH": "/bin"}
+    assert client_env.apply(settings_file(tmp_path, "{}\n"), environ) == {}
+    assert environ == {"PATH": "/bin"}
 
 
-def test_apply_outside_an_execution_root_or_without_a_status_file_sets_nothing(
-    tmp_path, monkeypatch
-):
-    workspace = tmp_path / "workspace"
-    (workspace / "bazel-out").mkdir(parents=True)
-    (workspace / client_env.STATUS_FILE).write_text("ROCM_PYTORCH_CLIENT_DOCKER_HOST unix:///x\n")
-    monkeypatch.chdir(workspace)  # a workspace: bazel-out/ is the last build's
-    environ: dict[str, str] = {}
-    assert client_env.apply(environ=environ) == {} and environ == {}
-    monkeypatch.chdir(execroot(tmp_path))  # an execution root without the file
-    assert client_env.apply(environ=environ) == {} and environ == {}
+def test_apply_without_a_file_changes_nothing():
+    environ = {"DOCKER_HOST": "unix:///x"}
+    assert client_env.apply(None, environ) == {} and environ == {"DOCKER_HOST": "unix:///x"}
 
 
-def test_workspace_status_prints_them_as_volatile_keys(tmp_path):
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (None, "cannot read this build's client settings from"),
+        ("", "is not a JSON object of strings"),
+        ("{not json", "is not a JSON object of strings"),
+        ('["DOCKER_HOST"]', "is not a JSON object of strings"),
+        ('{"DOCKER_HOST": 1}', "is not a JSON object of strings"),
+        ('{"DOCKER_HOTS": "x"}', "names DOCKER_HOTS, which this tool does not know"),
+    ],
+)
+def test_an_unreadable_settings_file_is_a_one_line_error(tmp_path, text, message):
+    path = tmp_path / "settings.json" if text is None else settings_file(tmp_path, text)
+    environ = {"DOCKER_HOST": "unix:///kept"}
+    with pytest.raises(client_env.ClientSettingsError) as e:
+        client_env.apply(path, environ)
+    out = str(e.value)
+    assert message in out, out
+    assert "\n" not in out
+    assert str(path) in out
+    assert environ == {"DOCKER_HOST": "unix:///kept"}  # nothing half applied
+
+
+def test_workspace_status_prints_only_the_commit():
     script = Path("tools/workspace_status.sh").resolve()
-    env = {
-        **{k: v for k, v in os.environ.items() if k not in client_env.NAMES},
-        **CLIENT,
-        "ROCM_PYTORCH_STAGING_AUTOSTART": "0",
-        "PYTHONPATH": str(Path.cwd()),
-    }
+    env = {**os.environ, **CLIENT, "ROCM_PYTORCH_STAGING_AUTOSTART": "0"}
     proc = subprocess.run(
         ["bash", str(script)], cwd=Path.cwd(), env=env, capture_output=True, text=True, check=False
     )
     assert proc.returncode == 0, proc.stderr
-    keys = [line for line in proc.stdout.splitlines() if line.startswith(client_env.PREFIX)]
-    # volatile (no STABLE_ prefix): a new socket or config dir re-runs no action
-    assert keys == client_env.status_lines(CLIENT)
+    # the client's settings are no workspace status: Bazel deletes volatile-status.txt
+    # at the start of each build, and an action that read it could find nothing
+    assert all(line.startswith("STABLE_") for line in proc.stdout.splitlines()), proc.stdout
 
 
-@pytest.mark.parametrize(
-    "argv, code", [(["--help"], 0), ([], 2), (["show"], 2), (["status", "--start"], 2)]
-)
-def test_cli_usage(argv, code):
-    proc = subprocess.run(
+def test_the_build_log_line_names_where_the_settings_came_from():
+    line = client_env.describe("external/x/settings.json", CLIENT)
+    assert line.startswith("client settings (external/x/settings.json): DOCKER_HOST=unix://")
+    assert "ROCM_PYTORCH_STAGING_PORT=5123" in line and "HOME" not in line
+    assert client_env.describe(None, {}).endswith("(this process's environment): none set")
+
+
+def run_cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-m", "tools.client_env", *argv], capture_output=True, text=True
     )
+
+
+@pytest.mark.parametrize("argv, code", [(["--help"], 0), ([], 2), (["show"], 2), (["status"], 2)])
+def test_cli_usage(argv, code):
+    proc = run_cli(*argv)
     assert proc.returncode == code
     out = proc.stdout if code == 0 else proc.stderr
-    assert "python3 -m tools.client_env status [--start-staging]" in out
+    assert "python3 -m tools.client_env show FILE | start-staging" in out
+
+
+def test_cli_show(tmp_path):
+    proc = run_cli("show", str(settings_file(tmp_path, json.dumps(SET))))
+    assert proc.returncode == 0, proc.stderr
+    assert "ROCM_PYTORCH_STAGING_PORT=5123" in proc.stdout.splitlines()
+    assert "ROCM_PYTORCH_STAGING_DIR (unset)" in proc.stdout.splitlines()
+    proc = run_cli("show", str(settings_file(tmp_path, "BUILD_TIMESTAMP 1")))
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and "client_env: error: " in proc.stderr

@@ -45,6 +45,7 @@ class BuildError(Exception):
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="imagebuild", description=__doc__.splitlines()[0])
     p.add_argument("--spec", type=Path, required=True, help="build spec JSON from `tagconf spec`")
+    client_env.add_argument(p)
     p.add_argument(
         "--dockerfile",
         type=Path,
@@ -558,6 +559,7 @@ def run_buildx(
             log.write(f"# {describe(spec, args)}\n# staging: {image_ref} {why}: building\n")
             log.write(f"# {' '.join(cmd)}\n")
             log.write(f"# mirrors ({mirror_settings.source}): {'; '.join(resolved.describe())}\n")
+            log.write(f"# {client_env.describe(args.client_settings)}\n")
             log.flush()
             proc = subprocess.run(
                 cmd,
@@ -586,10 +588,11 @@ def run_buildx(
 
 def main(argv: list[str] | None = None, started: float | None = None) -> int:
     args = build_parser().parse_args(argv)
-    client_env.apply()  # this user's engine, staging and mirrors: not in the action key
     try:
+        # this build's engine, staging and mirrors (tools/client_env.py): not in the key
+        client_env.apply(args.client_settings)
         run(args, started)
-    except BuildError as e:
+    except (BuildError, client_env.ClientSettingsError) as e:
         print(f"imagebuild: error: {e}", file=sys.stderr)
         return 1
     return 0

@@ -82,6 +82,7 @@ def _image_args(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="registry", description=__doc__.splitlines()[0])
+    client_env.add_argument(parser)  # the ImageLayout action's: this build's staging
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     push = sub.add_parser(
@@ -558,8 +559,8 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    client_env.apply()  # in the ImageLayout action: this user's staging (not in its key)
     try:
+        client_env.apply(args.client_settings)  # in the ImageLayout action: not in its key
         if getattr(args, "registry", None) is not None:
             if "@" in args.registry:  # credentials: refused, never printed, `docker login`
                 split_registry(args.registry)
@@ -570,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(args, "timeout"):
             LIMITS.timeout, LIMITS.chunk_size = args.timeout, args.chunk_size * MiB
         return COMMANDS[args.command](args)
-    except RegistryError as e:
+    except (RegistryError, client_env.ClientSettingsError) as e:
         print(f"registry: error: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # tagconf errors on a bad catalogue

@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--staging", default="embedded", metavar="HOST[:PORT]/PREFIX")
     p.add_argument("--output", type=Path, required=True, help="descriptor JSON to write")
     p.add_argument("--log", default="", metavar="PATH", help="mmdebstrap's log (`~`: the home)")
+    client_env.add_argument(p)
     return p
 
 
@@ -301,10 +302,16 @@ def run(args: argparse.Namespace) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    client_env.apply()  # this user's staging and mirrors: not in the action key
     try:
+        client_env.apply(args.client_settings)  # this build's staging and mirrors: not in the key
         run(args)
-    except (UpstreamError, StandInError, mirrors.MirrorError, amdsmi.AmdSmiError) as e:
+    except (
+        client_env.ClientSettingsError,
+        UpstreamError,
+        StandInError,
+        mirrors.MirrorError,
+        amdsmi.AmdSmiError,
+    ) as e:
         print(f"upstream: error: {e}", file=sys.stderr)
         return 1
     return 0
