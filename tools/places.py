@@ -6,12 +6,19 @@ password database, never ``$HOME``: Bazel actions run without HOME and tests
 with HOME in a temporary directory, and a build, a test and a shell of one
 user must all find the same files. A path a user types is relative to where
 they typed it, also under ``bazel run``.
+
+Two things follow ``$HOME`` instead, as the docker CLI does: the docker config
+(``$DOCKER_CONFIG``, else ``$HOME/.docker``) and the builders cache
+(``$XDG_CACHE_HOME/rocm-pytorch-images/builders``, else ``$HOME/.cache/...``),
+which records what that docker config's builder selection and engine are.
+Without HOME (an action) both are the account's, where the docker CLI looks too.
 """
 
 from __future__ import annotations
 
 import os
 import pwd
+from collections.abc import Mapping
 from pathlib import Path
 
 CACHE_DIR = (".cache", "rocm-pytorch-images")
@@ -23,6 +30,29 @@ def home() -> str:
         return pwd.getpwuid(os.getuid()).pw_dir
     except KeyError:
         return os.path.expanduser("~")
+
+
+def user_home(environ: Mapping[str, str] | None = None) -> str:
+    """``$HOME`` when set (where the docker CLI finds its config), else the account's."""
+    environ = os.environ if environ is None else environ
+    return environ.get("HOME") or home()
+
+
+def cache_home() -> Path:
+    """``$XDG_CACHE_HOME``, else ``<user_home>/.cache``: the builders cache's parent.
+
+    ValueError (one line) for a relative XDG_CACHE_HOME, which the XDG base directory
+    spec calls invalid: a typo must not send the cache somewhere else unsaid.
+    """
+    configured = os.environ.get("XDG_CACHE_HOME")
+    if configured:
+        if not os.path.isabs(configured):
+            raise ValueError(
+                f"XDG_CACHE_HOME={configured} is not an absolute path (the XDG base directory"
+                " spec calls it invalid); make it absolute or unset it"
+            )
+        return Path(configured)
+    return Path(user_home(), ".cache")
 
 
 def user_path(text: str) -> Path:

@@ -72,7 +72,10 @@ def _launcher(ctx, command, plan):
     descriptors by their runfiles paths. Plain paths, not the runfiles
     library: its `rlocation` runs a score of grep/sed/cut processes per call
     (repository mapping), and the tool needs the tree itself anyway. A
-    missing runfiles tree is an error, never silently ignored.
+    missing runfiles tree is an error, never silently ignored. The tree's path
+    is made absolute before the `cd` into it (`$0` is relative when the file
+    is run as `bazel-bin/tests/e2e/push_default.sh`), so the tool, the plan
+    and `RUNFILES_DIR` are found from there too.
 
     The tool is `//tools/registry:registry_launch` (tools/python/bytecode.bzl):
     one `python3` on its main file, its bytecode compiled at build time, not
@@ -88,6 +91,7 @@ r=${{RUNFILES_DIR:-}}
 if [[ ! -f "$r/{ws}/{plan}" ]]; then
   r=$0.runfiles
 fi
+[[ $r == /* ]] || r=$PWD/$r
 if [[ ! -f "$r/{ws}/{plan}" || ! -x "$r/{ws}/{tool}" ]]; then
   echo "{label}: cannot find {plan} or {tool} in the runfiles tree; run it with bazel run" >&2
   exit 2

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tools import places
 from tools.imagebuild import build, builders
 
 DOCKER_DRIVER = """\
@@ -416,3 +417,38 @@ def test_buildx_is_searched_where_the_docker_cli_searches_its_plugins(tmp_path, 
     # a config it cannot read as the CLI would: the docker CLI runs the plugin itself
     (config / "config.json").write_text("{not json")
     assert builders.buildx_binary(env) is None
+
+
+# -- per-user state that follows $HOME, as the docker CLI does -------------------------------
+
+
+def test_the_builders_cache_follows_xdg_cache_home_else_home(monkeypatch, tmp_path):
+    """builders/ was under the password database's home whatever $HOME said: a user (or a
+    test) with another HOME shared one cache keyed by a docker config it does not use."""
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert build.builders_cache() == tmp_path / "home/.cache/rocm-pytorch-images/builders"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert build.builders_cache() == tmp_path / "xdg/rocm-pytorch-images/builders"
+    # an action runs without HOME: the account's home, where the docker CLI looks then
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.delenv("HOME")
+    assert build.builders_cache() == Path(places.home(), ".cache/rocm-pytorch-images/builders")
+
+
+def test_a_relative_xdg_cache_home_is_one_line_not_another_place(monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", "cache")
+    with pytest.raises(build.BuildError) as e:
+        build.builders_cache()
+    assert str(e.value) == (
+        "XDG_CACHE_HOME=cache is not an absolute path (the XDG base directory spec calls it"
+        " invalid); make it absolute or unset it"
+    )
+
+
+def test_a_named_builder_without_docker_config_uses_homes_docker_dir(monkeypatch, tmp_path):
+    monkeypatch.delenv("DOCKER_CONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert builders.docker_env("farm")["DOCKER_CONFIG"] == str(tmp_path / ".docker")
+    monkeypatch.delenv("HOME")
+    assert builders.docker_env("farm")["DOCKER_CONFIG"] == str(Path(places.home(), ".docker"))

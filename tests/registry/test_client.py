@@ -266,6 +266,7 @@ def test_tags_joins_the_namespace_once_and_prints_json(tmp_path, env, registries
                 "kind": "unknown",
             }
         ],
+        "not_looked_up": 0,
     }
 
 

@@ -256,3 +256,58 @@ def test_a_build_that_starts_during_gc_waits_for_it_and_says_so(state, capfd):
     assert "staging: waiting for a gc (or a start or stop) of the embedded staging registry" in (
         capfd.readouterr().err
     )
+
+
+# -- `python3 -m tools.staging gc` beside a build: no httpx, no Bazel server -----------------
+
+# A python3 that cannot import httpx, as the host's (or the sid tree's) is: the module
+# runs as `python3 -m tools.staging` would, from the workspace directory.
+WITHOUT_HTTPX = (
+    "import runpy, sys; sys.modules['httpx'] = None;"
+    " runpy.run_module('tools.staging', run_name='__main__', alter_sys=True)"
+)
+
+
+def staging_module(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", WITHOUT_HTTPX, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=dict(os.environ, PYTHONPATH=os.getcwd()),
+        timeout=120,
+    )
+
+
+def test_python3_m_tools_staging_gc_needs_no_httpx_beside_a_running_build(
+    state, populated, build_holding
+):
+    """`python3 -m tools.staging gc` died with ModuleNotFoundError: httpx (only --dry-run
+    worked), and `bazel run` waits for the build that holds the Bazel server: the embedded
+    registry's gc is the standard library's only."""
+    _, out, images = populated
+    pid = embedded.status()["pid"]
+    build = build_holding(images["ref"].digest, "staging/a:c-building")
+    r = staging_module("gc", "--keep", "1", "--max-age", "7d", "--descriptors", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    assert f"delete staging/a@{images['old'].digest} (tag old;" in r.stdout
+    assert "deleted 2 manifests" in r.stdout
+    assert f"note: 1 running build(s) use staging (pid {build.pid}" in r.stdout
+    assert tags_in(state) == ALL - {"staging/a:old", "staging/b:b1"}
+    assert embedded.status()["pid"] == pid  # not restarted under the build
+
+
+def test_gc_of_a_shared_registry_without_httpx_is_one_line_naming_what_works(shared, tmp_path):
+    push_image(shared.host, "team/staging/a", "c-1")
+    where = f"{shared.host}/team/staging"
+    r = staging_module("gc", "--staging", where, "--descriptors", str(tmp_path))
+    assert r.returncode == 2
+    assert r.stdout == ""
+    (line,) = r.stderr.splitlines()
+    assert line.startswith(
+        f"staging: error: a shared staging registry needs the Python module httpx, which"
+        f" {sys.executable} cannot import; run `bazel run //tools/staging -- gc --staging"
+        f" {where} --descriptors {tmp_path}`, or `bazel-bin/tools/staging/staging gc"
+    ), line
+    assert set(shared.all_refs()) == {"team/staging/a:c-1"}  # nothing deleted

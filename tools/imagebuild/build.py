@@ -34,8 +34,12 @@ LOG_TAIL = 40
 
 
 def builders_cache() -> Path:
-    """Where builders.resolve keeps the local engine's identity."""
-    return Path(places.home()).joinpath(*places.CACHE_DIR, "builders")
+    """Where builders.resolve keeps the local engine's identity: under $XDG_CACHE_HOME,
+    else $HOME/.cache (places.cache_home), beside the docker config it describes."""
+    try:
+        return places.cache_home() / places.CACHE_DIR[-1] / "builders"
+    except ValueError as e:
+        raise BuildError(str(e)) from None
 
 
 class BuildError(Exception):

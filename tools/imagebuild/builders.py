@@ -99,7 +99,7 @@ def buildx_binary(env: dict[str, str]) -> str | None:
     DOCKER_CONFIG, without the docker CLI's start and its plugin check (a
     second start of buildx): 0.07 s of every image build here.
     """
-    config = env.get("DOCKER_CONFIG") or os.path.join(env.get("HOME") or places.home(), ".docker")
+    config = env.get("DOCKER_CONFIG") or os.path.join(places.user_home(env), ".docker")
     try:
         with open(os.path.join(config, "config.json"), encoding="utf-8") as f:
             extra = json.load(f).get("cliPluginsExtraDirs") or []
@@ -234,7 +234,7 @@ def docker_env(name: str) -> dict[str, str]:
     finds or starts (EngineError when there is none), else ``named_env``."""
     if name == LOCAL:
         return dict(os.environ, **engine.ensure())
-    return named_env(dict(os.environ), places.home())
+    return named_env(dict(os.environ), places.user_home())
 
 
 def named_env(environ: dict[str, str], home: str) -> dict[str, str]:
@@ -255,7 +255,7 @@ def _local_cache_file(env: dict[str, str], cache: Path, limit: float, arch: str)
     answer = engine.get_unix(host.removeprefix("unix://"), "/version", limit)
     if answer is None or answer[0] != 200:
         raise _down("local engine", arch, f"{host} does not answer GET /version")
-    config = Path(env.get("DOCKER_CONFIG") or Path(places.home(), ".docker"))
+    config = Path(env.get("DOCKER_CONFIG") or Path(places.user_home(env), ".docker"))
     try:
         current = (config / "buildx" / "current").read_bytes()
     except OSError:

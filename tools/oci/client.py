@@ -642,8 +642,16 @@ class RegistryClient:
 
     # -- listings -------------------------------------------------------------
 
-    def _paginate(self, path: str, key: str, missing: str = "", page: int = 100) -> list[str]:
-        """Every item of a paginated listing. A tag listing's 404 (an unknown
+    def _paginate(
+        self,
+        path: str,
+        key: str,
+        missing: str = "",
+        page: int = 100,
+        on_page: Callable[[int], None] | None = None,
+    ) -> list[str]:
+        """Every item of a paginated listing (``page`` asked per request; ``on_page``
+        gets the count so far after each). A tag listing's 404 (an unknown
         repository) is no tags, or NotFound(``missing``) if given."""
         items: list[str] = []
         url: str | None = f"{path}?n={page}"
@@ -655,16 +663,24 @@ class RegistryClient:
                 return []
             self.check(r, f"GET {path}", (200,))
             items += r.json().get(key) or []
+            if on_page is not None:
+                on_page(len(items))
             link = r.headers.get("Link", "")
             m = re.search(r"<([^>]+)>;\s*rel=\"?next\"?", link)
             url = m.group(1) if m else None
         return items
 
-    def list_tags(self, name: str, missing_ok: bool = True) -> list[str]:
+    def list_tags(
+        self,
+        name: str,
+        missing_ok: bool = True,
+        page: int = 100,
+        on_page: Callable[[int], None] | None = None,
+    ) -> list[str]:
         """The tags of ``name``: none for a repository the registry does not know,
         unless not ``missing_ok`` (NotFound)."""
         missing = "" if missing_ok else f"{self.host}/{name}: no such repository"
-        return self._paginate(f"/v2/{name}/tags/list", "tags", missing)
+        return self._paginate(f"/v2/{name}/tags/list", "tags", missing, page, on_page)
 
     def list_repositories(self) -> list[str]:
         return self._paginate("/v2/_catalog", "repositories")

@@ -13,7 +13,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -29,6 +29,10 @@ from tools.staging.clients import Clients
 
 CATALOG = Path("images/catalog.toml")
 TAG_FIELDS = ("tag", "digest", "target", "arch", "kind")
+# `tags`: digests looked up unless --limit says otherwise, and HEADs at once
+# (tools/registry/listing.py, imported by `tags` only: a push does not load tagconf)
+DEFAULT_LIMIT = 1000
+DEFAULT_JOBS = 8
 
 
 def _connection_args(p: argparse.ArgumentParser) -> None:
@@ -145,8 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
     tags = sub.add_parser(
         "tags",
         help="list a repository's tags with digest, target and arch",
-        description="List the published tags of REPO (paginated), each with its digest and"
-        " the target, arch and kind tagconf parses back from it.",
+        description="List the published tags of REPO (paginated), each with the target, arch"
+        " and kind tagconf parses back from it, and the digest of the first --limit tags"
+        " (a HEAD each, --jobs at once; a note on stderr says how many were not looked up)."
+        " Progress goes to stderr.",
     )
     tags.add_argument(
         "repo", help="repository, e.g. rocm-pytorch/pytorch (the namespace may be left out)"
@@ -156,6 +162,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="[https://]HOST[:PORT][/NAMESPACE] (default: the catalogue's registry)",
     )
     tags.add_argument("--json", action="store_true", help="one JSON document")
+    tags.add_argument(
+        "--limit",
+        type=_count(0),
+        default=DEFAULT_LIMIT,
+        metavar="N",
+        help=f"look up the digests of the first N tags only (default {DEFAULT_LIMIT}; 0: all);"
+        " the others are listed with digest - and a note says how many",
+    )
+    tags.add_argument(
+        "--jobs",
+        type=_count(1),
+        default=DEFAULT_JOBS,
+        metavar="N",
+        help=f"digest look-ups (HEAD) at once (default {DEFAULT_JOBS})",
+    )
     tags.add_argument("--catalog", type=user_path, help="catalogue (default: images/catalog.toml)")
     _connection_args(tags)
 
@@ -172,6 +193,17 @@ def build_parser() -> argparse.ArgumentParser:
     _connection_args(pr)
     verify.add_parser(sub, _connection_args, user_path)
     return parser
+
+
+def _count(least: int) -> Callable[[str], int]:
+    """argparse type: a whole number >= ``least``."""
+
+    def count(text: str) -> int:
+        if not text.strip().isdigit() or int(text) < least:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= {least}")
+        return int(text)
+
+    return count
 
 
 def _catalog(path: Path | None):
@@ -499,21 +531,25 @@ def cmd_tags(args) -> int:
         name = f"{namespace}/{name}"
     client = _client(args, host)
     try:
-        rows = listing.tag_rows(client, name, catalog)
+        found = listing.tag_rows(client, name, catalog, limit=args.limit, jobs=args.jobs, say=_log)
     except NotFound as e:
         raise RegistryError(
             f"{e}; check the repository and --registry [https://]HOST[:PORT][/NAMESPACE]"
         ) from None
     finally:
         client.close()
+    rows = found.rows
     if args.json:
         tags = [dict(zip(TAG_FIELDS, row, strict=True)) for row in rows]
-        print(json.dumps({"registry": host, "repository": name, "tags": tags}, indent=2))
+        for t in tags:
+            if t["digest"] == listing.NOT_LOOKED_UP:
+                t["digest"] = None
+        document = {"registry": host, "repository": name, "tags": tags}
+        print(json.dumps({**document, "not_looked_up": found.not_looked_up}, indent=2))
         return 0
     if not rows:
         print(f"{host}/{name}: no tags", file=sys.stderr)
-    for row in rows:
-        print("\t".join(row))
+    print("\n".join("\t".join(row) for row in rows), end="\n" if rows else "")
     return 0
 
 

@@ -213,9 +213,10 @@ def run(
         if options.dry_run:
             report.bytes_after = before
             return report
-        if doomed:
-            host = f"127.0.0.1:{port}" if staging.embedded else staging.host
-            with remote.connect(host, insecure=options.insecure) as c:
+        if doomed and staging.embedded:
+            report.deleted = delete_embedded(f"127.0.0.1:{port}", doomed)
+        elif doomed:
+            with remote.connect(staging.host, insecure=options.insecure) as c:
                 report.deleted = sum(remote.delete(c, name, digest) for name, digest in doomed)
         if not staging.embedded:
             return report
@@ -234,6 +235,20 @@ def run(
         embedded.collect_garbage(p, delete_untagged=untagged)
         report.bytes_after = embedded.storage_bytes(p)
     return report
+
+
+def delete_embedded(host: str, doomed: Iterable[tuple[str, str]]) -> int:
+    """Delete manifests from the embedded registry at ``host`` with the standard library's
+    client (tools/staging/loopback.py): gc of the embedded registry needs no httpx, so
+    `python3 -m tools.staging gc` runs beside a build that holds the Bazel server."""
+    from tools.staging.loopback import LoopbackClient
+
+    client = LoopbackClient(host, timeout=remote.TIMEOUT)
+    try:
+        with remote.translated():
+            return sum(client.delete_manifest(name, digest) for name, digest in doomed)
+    finally:
+        client.close()
 
 
 # -- units ---------------------------------------------------------------------------

@@ -4,9 +4,11 @@ The embedded registry (tools/staging/embedded.py) is ours: plain HTTP on
 127.0.0.1, no credentials, no redirects. An image build asks it three
 things: is each parent's manifest still there (HEAD), is an image of this
 content key already staged, whole (HEAD: its tag, its blobs), and, after the
-build, the new manifest and its config (GET). tools/oci's client does the same
-through httpx, whose import and TLS setup cost 0.2-0.4 s per process, more
-than these requests themselves; every ImageBuild action paid it. A shared
+build, the new manifest and its config (GET); gc deletes manifests (DELETE),
+so `python3 -m tools.staging gc` needs no package beside the standard
+library. tools/oci's client does the same through httpx, whose import and TLS
+setup cost 0.2-0.4 s per process, more than these requests themselves; every
+ImageBuild action paid it. A shared
 staging registry (TLS, tokens, retries) still goes through that client.
 
 Same method names and answers as ``RegistryClient`` for these calls;
@@ -78,6 +80,12 @@ class LoopbackClient:
         status, _, body = self._request("HEAD", f"/v2/{name}/blobs/{digest}")
         self._check(status, f"HEAD blob {name}@{digest}", body, (200, 404))
         return status == 200
+
+    def delete_manifest(self, name: str, digest: str) -> bool:
+        """Delete a manifest (and every tag on it); False when it was already gone."""
+        status, _, body = self._request("DELETE", f"/v2/{name}/manifests/{digest}")
+        self._check(status, f"DELETE {name}@{digest}", body, (202, 200, 404))
+        return status != 404
 
     def get_blob(self, name: str, digest: str) -> bytes:
         """A small blob (a config), checked against its digest."""

@@ -3,12 +3,14 @@
 Plain HTTP on loopback (and with ``insecure``), HTTPS elsewhere; credentials
 from the docker config, as for the push tool. No retries: a staging registry
 that does not answer is said at once. httpx is imported on first use, not
-with tools.staging: `python3 -m tools.staging start` (stop, status of the
-embedded registry) needs no HTTP client library.
+with tools.staging: every command on the embedded registry (start, stop,
+status, gc, forget) needs no HTTP client library; without httpx, a shared
+registry's call fails in one line naming the commands that have it.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -43,18 +45,29 @@ def connect(host: str, *, insecure: bool = False) -> Iterator[RegistryClient]:
     RegistryErrors that leave the block are translated (see ``translated``).
     """
     try:
+        import httpx  # noqa: F401  (the client imports it when made: fail here, in one line)
+
         from tools.oci.client import RegistryClient
     except ImportError as e:
-        raise StagingError(
-            f"the Python package {e.name} is missing; run through Bazel"
-            f" (`bazel run //tools/staging -- ...`) or `pip install {e.name}`"
-        ) from None
+        raise StagingError(missing_module(e.name or "httpx")) from None
     with translated():
         client = RegistryClient(host, insecure=insecure, retries=0, timeout=TIMEOUT)
         try:
             yield client
         finally:
             client.close()
+
+
+def missing_module(name: str) -> str:
+    """The one line for a shared staging registry's call without its HTTP client library."""
+    command = " ".join(sys.argv[1:]) or "COMMAND"
+    return (
+        f"a shared staging registry needs the Python module {name}, which {sys.executable}"
+        f" cannot import; run `bazel run //tools/staging -- {command}`, or"
+        f" `bazel-bin/tools/staging/staging {command}` (no Bazel server needed, after one"
+        " `bazel build //tools/staging`); the embedded registry needs no module beside the"
+        " standard library"
+    )
 
 
 def ping(client: RegistryClient) -> None:

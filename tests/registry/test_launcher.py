@@ -1,0 +1,88 @@
+"""The launchers of push, plan, verify and load targets (images/private/push.bzl), run the
+ways a user runs them: `bazel run`, by a relative path from the workspace root
+(`bazel-bin/tests/e2e/push_default.sh` failed with rc 127, `registry_launch.sh: No such
+file or directory`), by an absolute path, and from another directory.
+
+All four rules share one launcher; the plan target's builds no image, so this test
+needs no engine and no registry.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+LAUNCHER = Path(os.environ["PLAN_DEFAULT_BIN"])  # tests/e2e/push_default.plan.sh
+RUNFILES = Path(os.environ.get("RUNFILES_DIR") or os.environ["TEST_SRCDIR"]).absolute()
+
+
+def run(argv: list[str], cwd: Path, runfiles_dir: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RUNFILES_")}
+    if runfiles_dir is not None:
+        env["RUNFILES_DIR"] = runfiles_dir
+    return subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=120
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    """A workspace root whose bazel-bin holds the launcher and its `<launcher>.runfiles`
+    tree, as `bazel build` leaves them (this test's runfiles hold all of the launcher's)."""
+    root = tmp_path / "ws"
+    bin_dir = root / "bazel-bin/tests/e2e"
+    bin_dir.mkdir(parents=True)
+    shutil.copy(LAUNCHER, bin_dir / LAUNCHER.name)
+    (bin_dir / f"{LAUNCHER.name}.runfiles").symlink_to(RUNFILES)
+    (tmp_path / "elsewhere").mkdir()
+    return root
+
+
+@pytest.fixture
+def expected():
+    """What the launcher prints when run as `bazel run` runs it (RUNFILES_DIR set)."""
+    r = run([str(LAUNCHER.absolute())], Path.cwd(), runfiles_dir=str(RUNFILES))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("\n") > 10  # the default group's refs
+    return r.stdout
+
+
+def test_the_launcher_runs_by_relative_and_absolute_path_from_any_directory(
+    workspace, expected, tmp_path
+):
+    relative = f"bazel-bin/tests/e2e/{LAUNCHER.name}"
+    elsewhere = tmp_path / "elsewhere"
+    ways = {
+        "relative, from the workspace root": ([relative], workspace),
+        "relative, from its own directory": (
+            [f"./{LAUNCHER.name}"],
+            workspace / relative[: -len(LAUNCHER.name) - 1],
+        ),
+        "relative, from another directory": ([f"../ws/{relative}"], elsewhere),
+        "absolute, from another directory": ([str(workspace / relative)], elsewhere),
+        "by bash, relative": (["bash", relative], workspace),
+    }
+    for way, (argv, cwd) in ways.items():
+        r = run(argv, cwd)
+        assert (r.returncode, r.stderr.count("error")) == (0, 0), f"{way}: {r.stderr}"
+        assert r.stdout == expected, way
+
+
+def test_a_relative_runfiles_dir_is_found_after_the_cd(workspace, expected):
+    relative = f"bazel-bin/tests/e2e/{LAUNCHER.name}"
+    r = run([relative], workspace, runfiles_dir=f"{relative}.runfiles")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == expected
+
+
+def test_a_launcher_without_its_runfiles_says_so_in_one_line(tmp_path):
+    lone = tmp_path / LAUNCHER.name
+    shutil.copy(LAUNCHER, lone)
+    r = run([f"./{LAUNCHER.name}"], tmp_path)
+    assert r.returncode == 2
+    (line,) = r.stderr.splitlines()
+    assert "cannot find" in line and line.endswith("run it with bazel run")
