@@ -95,7 +95,7 @@ def verify(given: dict[str, str], output_base: Path, clone: Path, port: int, sin
     )
     log = build_log(output_base)
     text = log.read_text(errors="replace")
-    line = client_env.describe(SETTINGS_FILE, given)
+    line = client_env.describe(SETTINGS_FILE, given)  # given: the whole client environment
     assert f"# {line}\n" in text, f"{log} lacks the line '# {line}'"
     assert f"# mirrors ({given['ROCM_PYTORCH_MIRRORS']})" in text, f"{log}: not the given mirrors"
     netrc = str(Path(given["ROCM_PYTORCH_MIRRORS"]).with_name("mirrors.netrc"))
@@ -144,7 +144,7 @@ def run(workdir: Path, rebuilds: int) -> None:
             since = time.time() - 1
             r = bazel.run("build", TARGET, env=env)
             assert r.rc == 0, r.stderr[-3000:]
-            return verify(given, bazel.output_base, clone, port, since)
+            return verify(env, bazel.output_base, clone, port, since)
 
         load.extend(burners())
         dockerfile = clone / DOCKERFILE
@@ -162,7 +162,7 @@ def run(workdir: Path, rebuilds: int) -> None:
                 assert r.rc == 0, r.stderr[-2000:]
                 ran = [s.get("mnemonic") for s in read_exec_log(exec_log)]
                 assert ran.count("ImageBuild") == 1, f"ImageBuild ran {ran.count('ImageBuild')}x"
-                verify(given, bazel.output_base, clone, port, since)
+                verify(env, bazel.output_base, clone, port, since)
             except AssertionError as e:
                 bad.append(f"rebuild {i}: {e}")
 
@@ -176,11 +176,11 @@ def run(workdir: Path, rebuilds: int) -> None:
 
         @check("a setting changed between two builds reaches the next image build")
         def _changed():
-            other = dict(given, ROCM_PYTORCH_MIRRORS=str(workdir / "other-mirrors.toml"))
+            other = dict(env, ROCM_PYTORCH_MIRRORS=str(workdir / "other-mirrors.toml"))
             Path(other["ROCM_PYTORCH_MIRRORS"]).write_text(mirrors.read_text())
             dockerfile.write_text(original.replace(ANCHOR, f"{ANCHOR} && echo other >/dev/null"))
             since = time.time() - 1
-            r = bazel.run("build", TARGET, env={**base, **other})
+            r = bazel.run("build", TARGET, env=other)
             assert r.rc == 0, r.stderr[-2000:]
             return verify(other, bazel.output_base, clone, port, since)
 

@@ -60,6 +60,9 @@ NAMES = (
     "ROCM_PYTORCH_STAGING_DIR",
     "ROCM_PYTORCH_STAGING_PORT",
     "ROCM_PYTORCH_MIRRORS",
+    # where the docker CLI looks for its config and the builders cache goes (tools/places.py)
+    "HOME",
+    "XDG_CACHE_HOME",
 )
 
 FIX = (

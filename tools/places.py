@@ -11,7 +11,9 @@ Two things follow ``$HOME`` instead, as the docker CLI does: the docker config
 (``$DOCKER_CONFIG``, else ``$HOME/.docker``) and the builders cache
 (``$XDG_CACHE_HOME/rocm-pytorch-images/builders``, else ``$HOME/.cache/...``),
 which records what that docker config's builder selection and engine are.
-Without HOME (an action) both are the account's, where the docker CLI looks too.
+The Docker actions get the client's HOME and XDG_CACHE_HOME with its other
+settings (tools/client_env.py), so a build follows the shell's; without HOME
+both are the account's, where the docker CLI looks too.
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ CLIENT = {
     "DOCKER_CONFIG": "/home/alice/.cache/rocm-pytorch-images/engine/docker-config",
     "ROCM_PYTORCH_MIRRORS": "/home/alice/mirrors with a space.toml",
     "ROCM_PYTORCH_STAGING_PORT": "5123",
-    "HOME": "/home/alice",  # not one of them
+    "USER": "alice",  # not one of them
 }
-SET = {k: v for k, v in CLIENT.items() if k != "HOME"}
+SET = {k: v for k, v in CLIENT.items() if k != "USER"}
 
 
 def settings_file(tmp_path: Path, text: str) -> Path:
@@ -104,7 +104,7 @@ def test_workspace_status_prints_only_the_commit():
 def test_the_build_log_line_names_where_the_settings_came_from():
     line = client_env.describe("external/x/settings.json", CLIENT)
     assert line.startswith("client settings (external/x/settings.json): DOCKER_HOST=unix://")
-    assert "ROCM_PYTORCH_STAGING_PORT=5123" in line and "HOME" not in line
+    assert "ROCM_PYTORCH_STAGING_PORT=5123" in line and "USER" not in line
     assert client_env.describe(None, {}).endswith("(this process's environment): none set")
 
 
