@@ -103,6 +103,9 @@ t0=$(date +%s)
 say "${bootstrap[*]}"
 "${clean[@]}" "${bootstrap[@]}" || fail "tools/bootstrap.sh failed"
 say "bootstrap took $(($(date +%s) - t0))s"
+if [ "$fresh" = 1 ]; then # another prefix keeps its cosign beside its tree
+  [ -x "$tmp/sid.state/bin/cosign" ] || fail "bootstrap --prefix=$tmp/sid put no cosign in $tmp/sid.state/bin"
+fi
 say "bazel test //tests/... ${flags[*]}"
 "${clean[@]}" bazel --output_base="$ob" test //tests/... "${flags[@]}"
 test_rc=$?

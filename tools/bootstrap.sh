@@ -44,14 +44,15 @@
 # Progress goes to stderr; the last line says what is installed. Files: the
 # tree, DIR.bootstrap.log next to a tree it built (mmdebstrap's output), the
 # two wrappers, /var/lib/rocm-pytorch-images/bin/cosign (tools/install_cosign.sh)
-# and /var/lib/rocm-pytorch-images/bazelisk-* in bazelisk mode.
+# and /var/lib/rocm-pytorch-images/bazelisk-* in bazelisk mode (with --prefix=DIR:
+# DIR.state/bin/cosign and DIR.state/bazelisk-*, which the wrappers find).
 # Undo: remove those (stop Bazel servers and `python3 -m tools.engine stop` first).
 set -Eeuo pipefail
 
 DEFAULT_PREFIX=/opt/rocm-pytorch-sid
 BAZEL_VERSION=7.7.1
 BAZELISK_VERSION=1.28.1 # npm @bazel/bazelisk
-STATE=/var/lib/rocm-pytorch-images
+DEFAULT_STATE=/var/lib/rocm-pytorch-images # with --prefix=DIR: DIR.state
 MARK="written by tools/bootstrap.sh (rocm-pytorch-images)"
 
 # ---- the tree (every line below is hashed into the tree's stamp) -------------
@@ -410,6 +411,7 @@ unset PYTHONHOME PYTHONPATH VIRTUAL_ENV CONDA_PREFIX JAVA_HOME LD_LIBRARY_PATH L
   PYENV_VERSION PYENV_ROOT CLASSPATH
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export ROCM_PYTORCH_SID_PREFIX="\$P"
+export ROCM_PYTORCH_COSIGN_DIR="\${ROCM_PYTORCH_COSIGN_DIR:-$STATE/bin}" # tools/registry/sign.py
 exec unshare --mount --propagation private -- /bin/bash -c '
   set -e
   P=\$ROCM_PYTORCH_SID_PREFIX
@@ -501,7 +503,6 @@ fi
 [ -r /etc/debian_version ] || die "this needs a Debian host (no /etc/debian_version)"
 command -v unshare >/dev/null || die "unshare (util-linux) is missing"
 [[ $BIN =~ ^/[A-Za-z0-9._+/-]+$ ]] || die "--bin-dir=$BIN: need an absolute path of letters, digits and ._+-/"
-BAZELISK=$STATE/bazelisk-$BAZELISK_VERSION
 
 lockdir=/run/lock
 [ -d "$lockdir" ] || lockdir=/tmp
@@ -512,6 +513,11 @@ T0=${EPOCHREALTIME/,/.}
 elapsed() { awk -v a="$T0" -v b="${EPOCHREALTIME/,/.}" 'BEGIN { printf "%.1f", b - a }'; }
 P=${P:-$DEFAULT_PREFIX}
 check_prefix
+# what lives outside the tree (cosign, bazelisk) follows the prefix: another
+# prefix writes nothing to the default's place
+STATE=$DEFAULT_STATE
+[ "$P" = "$DEFAULT_PREFIX" ] || STATE=$P.state
+BAZELISK=$STATE/bazelisk-$BAZELISK_VERSION
 MIRROR=$(debian_mirror)
 CONFIG="rocm-pytorch bootstrap v1 suite=$SUITE mirror=$MIRROR mmdebstrap=${MMDEBSTRAP_OPTS[*]} packages=${PACKAGES[*]}"
 HASH=$(printf '%s\n' "$CONFIG" | sha256sum | cut -d' ' -f1)

@@ -1,0 +1,104 @@
+"""`python3 -m tools.stop`: one command ends the private engine, staging and the sources,
+then names whatever still runs from their state dirs (exit 1)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from tests.engine.helpers import ROOT, cli, short_dir
+from tools import stop
+from tools.engine import state
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def env():
+    root = short_dir("rps-")
+    environ = {
+        **{k: v for k, v in os.environ.items() if k not in ("DOCKER_HOST", "DOCKER_CONFIG")},
+        state.DIR_ENV: str(root / "engine"),
+        state.HOST_SOCKET_ENV: str(root / "no-host-engine.sock"),
+        "ROCM_PYTORCH_STAGING_DIR": str(root / "staging"),
+        "ROCM_PYTORCH_STAGING_PORT": str(free_port()),
+        "ROCM_PYTORCH_SOURCES_DIR": str(root / "sources"),
+        "PYTHONPATH": str(ROOT),
+    }
+    yield environ
+    subprocess.run(  # whatever a failed test left
+        [sys.executable, "-m", "tools.stop", "--keep-bazel"], env=environ, capture_output=True
+    )
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def run_stop(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tools.stop", "--keep-bazel", *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def roots(env: dict[str, str]) -> list:
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        return stop.state_roots()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def test_one_command_stops_the_engine_and_staging(env):
+    assert cli("start", env=env).code == 0
+    started = subprocess.run(
+        [sys.executable, "-m", "tools.staging", "start"], env=env, capture_output=True, text=True
+    )
+    assert started.returncode == 0, started.stderr
+    running = stop.leftovers(roots(env))
+    names = " ".join(cmd for _, cmd in running)
+    assert "dockerd" in names and "containerd" in names and "docker-registry" in names, names
+
+    proc = run_stop(env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "stopped the staging registry" in proc.stdout
+    assert "stop: nothing of this project's runs from its state dirs" in proc.stdout
+    assert stop.leftovers(roots(env)) == []
+
+
+def test_what_no_tool_owns_is_named_and_fails_the_stop(env):
+    stray = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(120)", env["ROCM_PYTORCH_STAGING_DIR"] + "/x"]
+    )
+    try:
+        proc = run_stop(env)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "stop: 1 processes still run from the state dirs:" in proc.stderr
+        assert f"  {stray.pid} " in proc.stderr
+    finally:
+        stray.kill()
+        stray.wait()
+
+
+def test_help_stops_nothing(env):
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools.stop", "--help"], env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0
+    assert "python3 -m tools.stop --keep-bazel" in proc.stdout
+    proc = run_stop(env, "--nope")
+    assert proc.returncode == 2 and "unrecognized arguments: --nope" in proc.stderr

@@ -1,0 +1,103 @@
+"""stop: stop everything this project's builds and tests started on this machine.
+
+Builds and tests leave processes running on purpose, so the next build is
+fast: this workspace's Bazel server and its persistent workers (an image
+build worker may hold a scoped Docker engine of its own), the private Docker
+engine (`python3 -m tools.engine start`), the embedded staging registry and
+the rehearsal's source servers. `stop` ends them all, in that order, each
+with its own tool (which never stops another engine or registry), then lists
+any process still running from their state directories and exits 1 if one is.
+It reads the same settings the builds read (ROCM_PYTORCH_ENGINE_DIR,
+ROCM_PYTORCH_STAGING_DIR, ...): run it in the shell you build in. Nothing is
+deleted: images stay in staging and in the engine's store.
+
+    python3 -m tools.stop                # from the workspace
+    python3 -m tools.stop --keep-bazel   # leave the Bazel server and its workers running
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# What each tool's `stop` ends, in this order (after Bazel: its workers' engines first).
+TOOLS = ("tools.engine", "tools.staging", "tools.rehearsal.sources")
+
+
+def state_roots() -> list[Path]:
+    """The state directories of the engine, staging and sources these settings name."""
+    from tools.engine import state
+    from tools.rehearsal import sources
+    from tools.staging import embedded
+
+    return [state.paths().root, embedded.paths().root, sources.paths().dir]
+
+
+def leftovers(roots: list[Path], me: int | None = None) -> list[tuple[int, str]]:
+    """(pid, command line) of each process whose command line names one of ``roots``."""
+    me = os.getpid() if me is None else me
+    out = []
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        pid = int(d.name)
+        if pid != me and cmd and any(f"{root}/" in cmd or cmd.endswith(str(root)) for root in roots):
+            out.append((pid, cmd.strip()))
+    return sorted(out)
+
+
+def run(cmd: list[str], cwd: Path) -> tuple[int, str]:
+    proc = subprocess.run(
+        cmd, cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False
+    )
+    return proc.returncode, (proc.stdout + proc.stderr).strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m tools.stop",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--keep-bazel",
+        action="store_true",
+        help="leave this workspace's Bazel server (and its persistent workers) running",
+    )
+    args = parser.parse_args(argv)
+    rc = 0
+    if not args.keep_bazel and shutil.which("bazel"):
+        code, out = run(["bazel", "shutdown"], REPO)
+        if code:
+            print(f"stop: bazel shutdown in {REPO} failed: {out.splitlines()[-1:]}", file=sys.stderr)
+            rc = 1
+        else:
+            print(f"stop: the Bazel server of {REPO} and its workers stopped")
+    for tool in TOOLS:
+        code, out = run([sys.executable, "-m", tool, "stop"], REPO)
+        if code:
+            print(f"stop: python3 -m {tool} stop failed: {out}", file=sys.stderr)
+            rc = 1
+        for line in out.splitlines() if not code else []:
+            print(f"stop: {line}")
+    left = leftovers(state_roots())
+    if left:
+        print(f"stop: {len(left)} processes still run from the state dirs:", file=sys.stderr)
+        for pid, cmd in left:
+            print(f"  {pid} {cmd[:200]}", file=sys.stderr)
+        return 1
+    print("stop: nothing of this project's runs from its state dirs")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
