@@ -1,11 +1,19 @@
 """Where the tools keep their files, and how they write one.
 
-A user's state (the engine's, staging's, the mirrors' settings, caches)
-lives under ``<home>/.cache/rocm-pytorch-images/``, with home from the
-password database, never ``$HOME``: Bazel actions run without HOME and tests
-with HOME in a temporary directory, and a build, a test and a shell of one
-user must all find the same files. A path a user types is relative to where
+A user's state (the engine's, staging's, caches) lives under
+``cache_dir()``: ``$XDG_CACHE_HOME/rocm-pytorch-images`` when that is set (an
+absolute path, as the XDG spec wants), else ``<home>/.cache/rocm-pytorch-images``;
+their settings (the mirrors') under ``config_dir()``, the same with
+``$XDG_CONFIG_HOME`` and ``.config``. ``home()`` is ``$HOME``, as for every
+other program, except where Bazel took it away: an action runs without HOME
+(``--incompatible_strict_action_env``), and a test without it or with its
+``$TEST_TMPDIR`` in it (the test runner's stand-in, not the user's); there it
+is the account's home from the password database. A path a user types is relative to where
 they typed it, also under ``bazel run``.
+
+A build's own files are not the user's: BuildKit's log of an image goes to
+the execution root's ``bazel-out/logs/`` (images/private/image.bzl), so each
+output base (each clone) keeps its own.
 """
 
 from __future__ import annotations
@@ -14,15 +22,41 @@ import os
 import pwd
 from pathlib import Path
 
-CACHE_DIR = (".cache", "rocm-pytorch-images")
+NAME = "rocm-pytorch-images"
 
 
 def home() -> str:
-    """The account's home from the password database (not $HOME, which Bazel tests change)."""
+    """``$HOME`` when it is an absolute path other than the test's ``$TEST_TMPDIR`` (which
+    Bazel's test runner puts there in place of the user's), else the account's home from
+    the password database (a Bazel action runs without HOME)."""
+    given = os.environ.get("HOME", "")
+    if os.path.isabs(given) and given != os.environ.get("TEST_TMPDIR"):
+        return given
     try:
         return pwd.getpwuid(os.getuid()).pw_dir
     except KeyError:
-        return os.path.expanduser("~")
+        raise OSError(
+            f"no home: HOME is {given or 'unset'} and uid {os.getuid()} has no passwd entry;"
+            " set HOME (or XDG_CACHE_HOME and XDG_CONFIG_HOME)"
+        ) from None
+
+
+def _xdg(env: str, default: tuple[str, ...]) -> Path:
+    given = os.environ.get(env, "")
+    base = Path(given) if os.path.isabs(given) else Path(home()).joinpath(*default)
+    return base / NAME
+
+
+def cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/rocm-pytorch-images``, else ``<home>/.cache/rocm-pytorch-images``:
+    where a user's state and caches live."""
+    return _xdg("XDG_CACHE_HOME", (".cache",))
+
+
+def config_dir() -> Path:
+    """``$XDG_CONFIG_HOME/rocm-pytorch-images``, else
+    ``<home>/.config/rocm-pytorch-images``: where a user's settings live."""
+    return _xdg("XDG_CONFIG_HOME", (".config",))
 
 
 def user_path(text: str) -> Path:
@@ -33,8 +67,7 @@ def user_path(text: str) -> Path:
 
 
 def log_file(path: str) -> Path | None:
-    """A build's log file ``path`` with `~` as the account's home (not $HOME: actions run
-    without it), its directory made; None for ""."""
+    """A build's log file ``path`` (`~` is ``home()``), its directory made; None for ""."""
     if not path:
         return None
     if path.startswith("~/"):
@@ -45,11 +78,11 @@ def log_file(path: str) -> Path | None:
 
 
 def state_dir(env: str, name: str) -> Path:
-    """``$env`` (made absolute), else <home>/.cache/rocm-pytorch-images/<name>."""
+    """``$env`` (made absolute), else ``cache_dir()/<name>``."""
     configured = os.environ.get(env)
     if configured:
         return Path(configured).absolute()
-    return Path(home()).joinpath(*CACHE_DIR, name)
+    return cache_dir() / name
 
 
 def write_atomic(path: Path, text: str, mode: int | None = None) -> None:

@@ -35,7 +35,7 @@ LOG_TAIL = 40
 
 def builders_cache() -> Path:
     """Where builders.resolve keeps the local engine's identity."""
-    return Path(places.home()).joinpath(*places.CACHE_DIR, "builders")
+    return places.cache_dir() / "builders"
 
 
 class BuildError(Exception):
@@ -569,7 +569,7 @@ def run_buildx(
             )
         phases.done("docker buildx build")
         if proc.returncode != 0:
-            where = f" (whole log: {log_path})" if args.log else ""
+            where = f" (whole log: {log_path.absolute()})" if args.log else ""
             full = embedded.out_of_space(registry_log) if staging.embedded else None
             if full:
                 raise BuildError(f"{describe(spec, args)}: {full}{where}")
