@@ -19,12 +19,11 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from tools import client_env, engine, mirrors, places
-from tools.imagebuild import builders
+from tools.imagebuild import builders, workdir
 from tools.oci.errors import RegistryError
 from tools.staging import Staging, StagingError, embedded, lease, reads, resolve
 from tools.staging import descriptor as desc
@@ -415,6 +414,8 @@ def run(args: argparse.Namespace, started: float | None = None) -> None:
         raise BuildError(
             f"docker CLI {args.docker!r} not found on PATH; install Docker with buildx"
         )
+    # what a SIGKILLed build left (its context, its rendered mirror secrets) goes first
+    workdir.sweep()
     # held until the descriptor is written: `gc` keeps what it names and leaves staging up
     with lease.hold(describe(spec, args)) as claim:
         build(args, spec, spec_bytes, phases, claim)
@@ -527,7 +528,9 @@ def run_buildx(
 ) -> tuple[str | None, Path | None]:
     """Build with BuildKit into staging as ``image_ref``: (its digest, the log if kept);
     ``why``: why staging's copy could not be used."""
-    with tempfile.TemporaryDirectory(prefix="imagebuild-") as tmp:
+    # the context and the rendered secrets: this user's alone (0700), removed when the
+    # build ends, or by the next build if this one is SIGKILLed (tools/imagebuild/workdir.py)
+    with workdir.build_dir() as tmp:
         ctx = Path(tmp) / "context"
         ctx.mkdir()
         text = spec.get("dockerfile_text")
@@ -589,7 +592,7 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
     client_env.apply()  # this user's engine, staging and mirrors: not in the action key
     try:
         run(args, started)
-    except BuildError as e:
+    except (BuildError, workdir.WorkDirError) as e:
         print(f"imagebuild: error: {e}", file=sys.stderr)
         return 1
     return 0
