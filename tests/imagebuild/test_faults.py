@@ -2,14 +2,16 @@
 
 A SIGKILLed ImageBuild worker leaves its rendered mirror secrets and its
 build context only in its private per-user directory (0700, secrets 0600),
-and the next build removes them; two execution roots keep their own build
-logs.
+and the next build removes them; a staging registry that stops during a
+build is named in the error's last line, with what to do; two execution
+roots keep their own build logs.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -20,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.registry.fixtures import Registry
+from tools.staging import embedded
 
 DOCKERFILE = "tests/imagebuild/Dockerfile.faults"  # runfiles path (cwd = runfiles root)
 PASSWORD = "s3cret-Faults-pw"
@@ -157,6 +160,44 @@ def test_a_sigkilled_worker_leaves_secrets_only_in_its_private_dir_and_the_next_
     assert sorted(p.name for p in cache.iterdir()) == [".lock"]
     assert sorted(set(holding(tmp_path, PASSWORD.encode())) - {given}) == []
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_a_staging_registry_that_stops_mid_build_is_the_last_line_of_the_error(
+    tmp_path, env, monkeypatch
+):
+    port = embedded.daemon.free_port()
+    env = {**env, "ROCM_PYTORCH_STAGING_PORT": str(port)}
+    monkeypatch.setenv("ROCM_PYTORCH_STAGING_DIR", env["ROCM_PYTORCH_STAGING_DIR"])
+    args = argv(tmp_path, "embedded", "stopped", sleep=3)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tools.imagebuild.build", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for_step(tmp_path / "stopped.log", proc)
+        pid = embedded.paths().registry.pid()
+        assert pid, "the build started no embedded staging registry"
+        os.kill(pid, signal.SIGKILL)  # it dies while BuildKit runs the step
+        _, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, err
+    lines = err.rstrip("\n").splitlines()
+    log = (tmp_path / "stopped.log").absolute()
+    # should end with one line: the staging registry stopped, build again; and the log
+    assert lines[-1].startswith(f"the embedded staging registry (127.0.0.1:{port}, state "), err
+    assert "stopped during this build" in lines[-1] and "build again" in lines[-1], err
+    assert lines[-1].endswith(f"(whole log: {log})"), err
+    assert "connection refused" in err  # BuildKit's tail is still there above it
+    assert not any("builder" in line and "stopped answering" in line for line in lines)
+
+    # and a rebuild restarts it, as the line says
+    again = run(argv(tmp_path, "embedded", "again", sleep=0), env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    embedded.stop()
 
 
 def test_two_execution_roots_keep_their_own_logs(tmp_path, env, registry):

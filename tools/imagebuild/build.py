@@ -17,14 +17,16 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from tools import client_env, engine, mirrors, places
+from tools import client_env, engine, mirrors, places, registryd
 from tools.imagebuild import builders, workdir
 from tools.oci.errors import RegistryError
+from tools.oci.reference import split_host
 from tools.staging import Staging, StagingError, embedded, lease, reads, resolve
 from tools.staging import descriptor as desc
 from tools.staging.clients import Lost, check_staged
@@ -290,9 +292,42 @@ def staging_output(image_ref: str, reproducible: bool) -> str:
     return f"{kind},name={image_ref},{rest}"
 
 
-def hints(tail: list[str], spec: dict, builder: str = "") -> list[str]:
-    """What to do about the failures we recognise in BuildKit's log."""
-    text = "\n".join(tail)
+def staging_stopped(staging: Staging) -> str | None:
+    """One line when ``staging`` does not answer now (after a failed build: it stopped
+    during it, BuildKit's tail then ends in `connection refused`), else None."""
+    if staging.embedded:
+        port = int(staging.host.rsplit(":", 1)[1])
+        if registryd.answers(port):
+            return None
+        return (
+            f"the embedded staging registry ({staging.host}, state dir {embedded.state_dir()})"
+            " stopped during this build, so BuildKit could not reach it: build again, which"
+            " starts it again (`bazel run //tools/staging -- status` shows it; its log:"
+            f" {embedded.paths().log})"
+        )
+    name, port = split_host(staging.host)
+    loopback = name in ("localhost", "[::1]") or name.startswith("127.")
+    try:  # a TCP connection: TLS and auth are BuildKit's (the build said what it got)
+        address = (name.strip("[]"), int(port or (80 if loopback else 443)))
+        socket.create_connection(address, timeout=5).close()
+        return None
+    except OSError as e:
+        return (
+            f"the staging registry {staging.host} does not answer ({e.strerror or e}), so"
+            " BuildKit could not reach it: start it again (or fix --define staging=),"
+            " then build again"
+        )
+
+
+def hints(
+    tail: list[str], spec: dict, builder: str = "", stopped: Staging | None = None
+) -> list[str]:
+    """What to do about the failures we recognise in BuildKit's log; ``stopped``: the
+    staging registry that no longer answers (its refused connections are not the
+    builder's)."""
+    text = "\n".join(
+        line for line in tail if not (stopped and stopped.host in line and "refused" in line)
+    )
     out = []
     lost = (
         "Cannot connect to the Docker daemon",
@@ -577,11 +612,13 @@ def run_buildx(
             if full:
                 raise BuildError(f"{describe(spec, args)}: {full}{where}")
             tail = log_path.read_text(errors="replace").splitlines()[-LOG_TAIL:]
+            stopped = staging_stopped(staging)
             raise BuildError(
                 f"image build failed: {describe(spec, args)} (docker buildx exit"
                 f" {proc.returncode}); last {len(tail)} lines of BuildKit's log{where}:\n"
                 + "\n".join(tail)
-                + "".join("\n" + h for h in hints(tail, spec, args.builder))
+                + "".join("\n" + h for h in hints(tail, spec, args.builder, stopped and staging))
+                + (f"\n{stopped}{where}" if stopped else "")
             )
         digest = json.loads(metadata_file.read_text()).get("containerimage.digest")
     return digest, log_path if args.log else None
