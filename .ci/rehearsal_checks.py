@@ -57,7 +57,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tools import daemon, places  # noqa: E402
+from tools import daemon  # noqa: E402
 from tools.rehearsal import check as image_check  # noqa: E402
 from tools.scratch_bazel import Checks, read_exec_log  # noqa: E402
 from tools.tagconf import catalog  # noqa: E402
@@ -84,7 +84,7 @@ def label(name: str, arch: str = ARCH) -> str:
 # parents, every image the build runs is listed.
 CDNA_TARGETS = ["rocm-runtime", "pytorch-base", "pytorch", "aiter-wheel", "vllm-wheel"]
 TARGETS = [label(t) for t in FAMILY + EXTRA] + [label(t, CDNA) for t in CDNA_TARGETS]
-# Their logs (images/private/image.bzl: logs/<package>/<target>.log).
+# Their logs (images/private/image.bzl: bazel-out/logs/<package>/<target>.log).
 LOGS = [t.split(":", 1)[1] for t in TARGETS]
 # Every Dockerfile of docker/: each RUN must have executed in one of the builds.
 REQUIRED = sorted({Path(t.dockerfile).name for t in CATALOG.targets})
@@ -221,7 +221,7 @@ def main() -> int:
         spawns, wall = run.build(UPSTREAM, config=False)
         timings["upstream"] = wall
         assert spawns["UpstreamBuild"] == 1, spawns
-        log = Path(places.home(), *places.CACHE_DIR, "logs/images/rehearsal/upstream.log")
+        log = REPO / "bazel-out/logs/images/rehearsal/upstream.log"
         summary = [line for line in log.read_text().splitlines() if line.startswith("# upstream:")]
         return f"{wall:.0f}s; {summary[-1][2:] if summary else ''}"
 
@@ -234,7 +234,7 @@ def main() -> int:
 
     @check("every RUN of every Dockerfile of docker/ executed (BuildKit's step list)")
     def _coverage():
-        logs = Path(places.home(), *places.CACHE_DIR, "logs", "images")
+        logs = REPO / "bazel-out" / "logs" / "images"
         required = [a for name in REQUIRED for a in ("--require", name)]
         proc = run.bazel(
             "run",

@@ -296,9 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     results = args.results or Path(
         places.home(), *places.CACHE_DIR, "bench", f"rehearsal-{int(time.time())}.json"
     )
-    root = Path(
-        tempfile.mkdtemp(prefix="bench-rehearsal-", dir=Path(places.home(), *places.CACHE_DIR))
-    )
+    root = Path(tempfile.mkdtemp(prefix="bench-rehearsal-", dir=places.cache_dir()))
     bench = Bench(root, results)
     progress(f"state in {root}; results in {results}")
     try:

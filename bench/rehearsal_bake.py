@@ -78,7 +78,8 @@ ONE_FILE_QUICK = "docker/scripts/configure-sccache.sh"  # in base's context only
 QUICK = ["rocm-runtime", "pytorch-base"]
 # a cold full run: the stand-in tree and its pulls, two BuildKit caches in turn, staging
 DISK_GB = {False: 50, True: 20}
-LOGS = Path(places.home(), *places.CACHE_DIR, "logs", "images")
+# the image builds' logs (images/private/image.bzl), through the workspace's bazel-out link
+LOGS = ROOT / "bazel-out" / "logs" / "images"
 PHASE = re.compile(r"^# imagebuild: .*docker buildx build ([0-9.]+)s", re.M)
 VERTEX = re.compile(r"^\[([A-Za-z0-9_.-]+)(?: ([^\]]*))?\]")
 GIB = 2**30
@@ -435,9 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         else [n for n in catalog.group("default") if catalog.builds(catalog.target(n), arch)]
     )
     out = results.Results("rehearsal-bake", args)
-    state = Path(
-        tempfile.mkdtemp(prefix="bench-rbake-", dir=Path(places.home(), *places.CACHE_DIR))
-    )
+    state = Path(tempfile.mkdtemp(prefix="bench-rbake-", dir=places.cache_dir()))
     bench = Bench(state, arch, names, out)
     edit = Edits(ROOT)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # restore the file, stop servers

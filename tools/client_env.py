@@ -60,9 +60,10 @@ NAMES = (
     "ROCM_PYTORCH_STAGING_DIR",
     "ROCM_PYTORCH_STAGING_PORT",
     "ROCM_PYTORCH_MIRRORS",
-    # where the docker CLI looks for its config and the builders cache goes (tools/places.py)
+    # where the user's state, caches and settings are (tools/places.py)
     "HOME",
     "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
 )
 
 FIX = (

@@ -1,19 +1,19 @@
 """Where the tools keep their files, and how they write one.
 
-A user's state (the engine's, staging's, the mirrors' settings, caches)
-lives under ``<home>/.cache/rocm-pytorch-images/``, with home from the
-password database, never ``$HOME``: Bazel actions run without HOME and tests
-with HOME in a temporary directory, and a build, a test and a shell of one
-user must all find the same files. A path a user types is relative to where
+A user's state (the engine's, staging's, caches) lives under
+``cache_dir()``: ``$XDG_CACHE_HOME/rocm-pytorch-images`` when that is set (an
+absolute path, as the XDG spec wants), else ``<home>/.cache/rocm-pytorch-images``;
+their settings (the mirrors') under ``config_dir()``, the same with
+``$XDG_CONFIG_HOME`` and ``.config``. ``home()`` is ``$HOME``, as for every
+other program, except where Bazel took it away: an action runs without HOME
+(``--incompatible_strict_action_env``), and a test without it or with its
+``$TEST_TMPDIR`` in it (the test runner's stand-in, not the user's); there it
+is the account's home from the password database. A path a user types is relative to where
 they typed it, also under ``bazel run``.
 
-Two things follow ``$HOME`` instead, as the docker CLI does: the docker config
-(``$DOCKER_CONFIG``, else ``$HOME/.docker``) and the builders cache
-(``$XDG_CACHE_HOME/rocm-pytorch-images/builders``, else ``$HOME/.cache/...``),
-which records what that docker config's builder selection and engine are.
-The Docker actions get the client's HOME and XDG_CACHE_HOME with its other
-settings (tools/client_env.py), so a build follows the shell's; without HOME
-both are the account's, where the docker CLI looks too.
+A build's own files are not the user's: BuildKit's log of an image goes to
+the execution root's ``bazel-out/logs/`` (images/private/image.bzl), so each
+output base (each clone) keeps its own.
 """
 
 from __future__ import annotations
@@ -23,38 +23,53 @@ import pwd
 from collections.abc import Mapping
 from pathlib import Path
 
-CACHE_DIR = (".cache", "rocm-pytorch-images")
+NAME = "rocm-pytorch-images"
 
 
 def home() -> str:
-    """The account's home from the password database (not $HOME, which Bazel tests change)."""
+    """``$HOME`` when it is an absolute path other than the test's ``$TEST_TMPDIR`` (which
+    Bazel's test runner puts there in place of the user's), else the account's home from
+    the password database (a Bazel action runs without HOME)."""
+    given = os.environ.get("HOME", "")
+    if os.path.isabs(given) and given != os.environ.get("TEST_TMPDIR"):
+        return given
     try:
         return pwd.getpwuid(os.getuid()).pw_dir
     except KeyError:
-        return os.path.expanduser("~")
+        raise OSError(
+            f"no home: HOME is {given or 'unset'} and uid {os.getuid()} has no passwd entry;"
+            " set HOME (or XDG_CACHE_HOME and XDG_CONFIG_HOME)"
+        ) from None
+
+
+def _xdg(env: str, default: tuple[str, ...]) -> Path:
+    given = os.environ.get(env, "")
+    if given and not os.path.isabs(given):
+        # the XDG base directory spec calls it invalid: a typo must not send the
+        # state somewhere else unsaid
+        raise ValueError(f"{env}={given} is not an absolute path; make it absolute or unset it")
+    base = Path(given) if given else Path(home()).joinpath(*default)
+    return base / NAME
 
 
 def user_home(environ: Mapping[str, str] | None = None) -> str:
-    """``$HOME`` when set (where the docker CLI finds its config), else the account's."""
+    """``$HOME`` of ``environ`` (default: this process's; where the docker CLI finds its
+    config), else ``home()``."""
     environ = os.environ if environ is None else environ
-    return environ.get("HOME") or home()
+    given = environ.get("HOME", "")
+    return given if os.path.isabs(given) else home()
 
 
-def cache_home() -> Path:
-    """``$XDG_CACHE_HOME``, else ``<user_home>/.cache``: the builders cache's parent.
+def cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/rocm-pytorch-images``, else ``<home>/.cache/rocm-pytorch-images``:
+    where a user's state and caches live."""
+    return _xdg("XDG_CACHE_HOME", (".cache",))
 
-    ValueError (one line) for a relative XDG_CACHE_HOME, which the XDG base directory
-    spec calls invalid: a typo must not send the cache somewhere else unsaid.
-    """
-    configured = os.environ.get("XDG_CACHE_HOME")
-    if configured:
-        if not os.path.isabs(configured):
-            raise ValueError(
-                f"XDG_CACHE_HOME={configured} is not an absolute path (the XDG base directory"
-                " spec calls it invalid); make it absolute or unset it"
-            )
-        return Path(configured)
-    return Path(user_home(), ".cache")
+
+def config_dir() -> Path:
+    """``$XDG_CONFIG_HOME/rocm-pytorch-images``, else
+    ``<home>/.config/rocm-pytorch-images``: where a user's settings live."""
+    return _xdg("XDG_CONFIG_HOME", (".config",))
 
 
 def user_path(text: str) -> Path:
@@ -65,8 +80,7 @@ def user_path(text: str) -> Path:
 
 
 def log_file(path: str) -> Path | None:
-    """A build's log file ``path`` with `~` as the account's home (not $HOME: actions run
-    without it), its directory made; None for ""."""
+    """A build's log file ``path`` (`~` is ``home()``), its directory made; None for ""."""
     if not path:
         return None
     if path.startswith("~/"):
@@ -77,11 +91,11 @@ def log_file(path: str) -> Path | None:
 
 
 def state_dir(env: str, name: str) -> Path:
-    """``$env`` (made absolute), else <home>/.cache/rocm-pytorch-images/<name>."""
+    """``$env`` (made absolute), else ``cache_dir()/<name>``."""
     configured = os.environ.get(env)
     if configured:
         return Path(configured).absolute()
-    return Path(home()).joinpath(*CACHE_DIR, name)
+    return cache_dir() / name
 
 
 def write_atomic(path: Path, text: str, mode: int | None = None) -> None:

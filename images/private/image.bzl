@@ -152,16 +152,19 @@ def staging_of(var):
 def image_log(label):
     """Where the build of `label` writes BuildKit's log, shown while it runs and on failure.
 
-    Under the account's cache dir (`~` is expanded by tools/imagebuild), one
-    file per image, rewritten by each build: `tail -f` it during a long build.
+    Under the execution root's `bazel-out/logs/` (relative: the image tools run
+    there), one file per image, rewritten by each build: the output base's, so
+    every clone (every output base) keeps its own, and the workspace's
+    `bazel-out` link shows it: `tail -f` it during a long build. Not an output
+    of the action (a failed build keeps its log); `bazel clean` removes it.
 
     Args:
       label: Label of the image target.
 
     Returns:
-      str, e.g. "~/.cache/rocm-pytorch-images/logs/images/pytorch.gfx950.log".
+      str, e.g. "bazel-out/logs/images/pytorch.gfx950.log".
     """
-    return "~/.cache/rocm-pytorch-images/logs/%s%s.log" % (
+    return "bazel-out/logs/%s%s.log" % (
         label.package + "/" if label.package else "",
         label.name,
     )

@@ -56,6 +56,20 @@ def _pinned_arch_reaches_the_build_impl(ctx):
 
 pinned_arch_reaches_the_build_test = analysistest.make(_pinned_arch_reaches_the_build_impl)
 
+# ---- the build log is the output base's, not the user's --------------------
+
+def _build_log_is_the_output_bases_impl(ctx):
+    """ImageBuild writes BuildKit's log under the execroot's bazel-out/, not a home.
+
+    Per output base, hence per clone: relative to the execroot it runs in.
+    """
+    env = analysistest.begin(ctx)
+    build = _action(env, "ImageBuild")
+    asserts.equals(env, "bazel-out/logs/tests/e2e/rocm-runtime.gfx1201.log", _flag(build.argv, "--log"))
+    return analysistest.end(env)
+
+build_log_is_the_output_bases_test = analysistest.make(_build_log_is_the_output_bases_impl)
+
 # ---- arch-free targets have no arch ----------------------------------------
 
 def _arch_free_target_has_no_arch_impl(ctx):
@@ -283,6 +297,10 @@ def image_test_suite(name):
         name = "pinned_arch_reaches_the_build_test",
         target_under_test = e2e + "rocm-runtime.gfx1201",
     )
+    build_log_is_the_output_bases_test(
+        name = "build_log_is_the_output_bases_test",
+        target_under_test = e2e + "rocm-runtime.gfx1201",
+    )
     arch_free_target_has_no_arch_test(
         name = "arch_free_target_has_no_arch_test",
         target_under_test = e2e + "triton-wheel",
@@ -322,6 +340,7 @@ def image_test_suite(name):
         name = name,
         tests = [
             ":pinned_arch_reaches_the_build_test",
+            ":build_log_is_the_output_bases_test",
             ":define_checks_test",
             ":reproducible_define_test",
             ":upstream_define_test",

@@ -1,19 +1,58 @@
-"""tools/places.py: where a user's state lives, whatever $HOME a Bazel test sets."""
+"""tools/places.py: where a user's files live: $HOME and XDG, except Bazel's stand-in HOME."""
 
 from __future__ import annotations
 
+import os
+import pwd
 from pathlib import Path
+
+import pytest
 
 from tools import places
 
+PASSWD_HOME = pwd.getpwuid(os.getuid()).pw_dir
 
-def test_the_state_dir_comes_from_the_environment_else_the_passwd_home(monkeypatch, tmp_path):
-    monkeypatch.setenv("HOME", str(tmp_path))  # what Bazel tests do: not where state lives
-    monkeypatch.delenv("X_PLACES_DIR", raising=False)
-    assert places.state_dir("X_PLACES_DIR", "x") == Path(
-        places.home(), ".cache", "rocm-pytorch-images", "x"
-    )
-    assert not str(places.state_dir("X_PLACES_DIR", "x")).startswith(str(tmp_path))
+
+@pytest.fixture(autouse=True)
+def plain(monkeypatch):
+    for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "TEST_TMPDIR", "X_PLACES_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_home_moves_every_per_user_path(monkeypatch):
+    monkeypatch.setenv("HOME", "/tmp/x")
+    assert places.home() == "/tmp/x"
+    assert places.cache_dir() == Path("/tmp/x/.cache/rocm-pytorch-images")
+    assert places.config_dir() == Path("/tmp/x/.config/rocm-pytorch-images")
+    assert places.state_dir("X_PLACES_DIR", "x") == Path("/tmp/x/.cache/rocm-pytorch-images/x")
+    assert places.log_file("~/a/b.log") == Path("/tmp/x/a/b.log")
+
+
+def test_xdg_dirs_win_over_home(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", "/tmp/x")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert places.cache_dir() == tmp_path / "cache" / "rocm-pytorch-images"
+    assert places.config_dir() == tmp_path / "config" / "rocm-pytorch-images"
+    assert places.state_dir("X_PLACES_DIR", "x") == tmp_path / "cache/rocm-pytorch-images/x"
+    # the XDG spec: a relative value is invalid and ignored
+    monkeypatch.setenv("XDG_CACHE_HOME", "rel")
+    assert places.cache_dir() == Path("/tmp/x/.cache/rocm-pytorch-images")
+
+
+def test_without_home_or_with_bazels_stand_in_it_is_the_accounts(monkeypatch, tmp_path):
+    monkeypatch.delenv("HOME", raising=False)  # a Bazel action or test: no HOME
+    assert places.home() == PASSWD_HOME
+    monkeypatch.setenv("HOME", str(tmp_path))  # or a test runner's stand-in: its TEST_TMPDIR
+    monkeypatch.setenv("TEST_TMPDIR", str(tmp_path))
+    assert places.home() == PASSWD_HOME
+    assert places.cache_dir() == Path(PASSWD_HOME, ".cache", "rocm-pytorch-images")
+    monkeypatch.setenv("HOME", "relative")  # not a home
+    assert places.home() == PASSWD_HOME
+
+
+def test_the_state_dir_comes_from_the_environment_first(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", "/tmp/x")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("X_PLACES_DIR", "rel/dir")
     assert places.state_dir("X_PLACES_DIR", "x") == tmp_path / "rel" / "dir"

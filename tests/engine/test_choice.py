@@ -103,9 +103,12 @@ def test_apply_puts_the_environment_into_this_process(scratch, fake_engine_at, m
     assert {k: os.environ[k] for k in env} == env
 
 
-def test_the_state_dir_is_the_accounts_cache_not_home(monkeypatch, tmp_path):
+def test_the_state_dir_is_in_homes_cache_but_for_bazels_stand_in_home(monkeypatch, tmp_path):
     monkeypatch.delenv(state.DIR_ENV, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path))  # what Bazel does to tests
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # a user's HOME: it moves the state
+    assert engine.state_dir() == tmp_path / ".cache/rocm-pytorch-images/engine"
+    monkeypatch.setenv("TEST_TMPDIR", str(tmp_path))  # what Bazel does to tests: not theirs
     import pwd
 
     home = pwd.getpwuid(os.getuid()).pw_dir

@@ -88,15 +88,19 @@ def test_bad_port_env(tmp_path, monkeypatch):
         resolve(None, start=False)
 
 
-def test_state_dir_is_the_users_whatever_home_says(monkeypatch):
+def test_state_dir_is_in_the_users_cache_dir(monkeypatch):
     monkeypatch.delenv(embedded.DIR_ENV, raising=False)
-    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("HOME", raising=False)  # a Bazel action: the account's home
     home = pwd.getpwuid(os.getuid()).pw_dir
     want = embedded.Path(home, ".cache/rocm-pytorch-images/staging")
     assert embedded.state_dir() == want
-    # should ignore HOME: Bazel tests set it to their temp dir, actions unset it
+    # Bazel tests set HOME to their TEST_TMPDIR: not the user's
     monkeypatch.setenv("HOME", "/somewhere")
+    monkeypatch.setenv("TEST_TMPDIR", "/somewhere")
     assert embedded.state_dir() == want
+    monkeypatch.delenv("TEST_TMPDIR")  # a user's HOME moves it
+    assert str(embedded.state_dir()) == "/somewhere/.cache/rocm-pytorch-images/staging"
     monkeypatch.setenv(embedded.DIR_ENV, "/elsewhere")
     assert str(embedded.state_dir()) == "/elsewhere"
 

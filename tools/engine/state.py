@@ -1,9 +1,9 @@
 """Where the private engine keeps its state, and where the host's engine listens.
 
 The private engine's state lives in ``$ROCM_PYTORCH_ENGINE_DIR``, else
-``<home>/.cache/rocm-pytorch-images/engine`` with home from the password
-database, never ``$HOME`` (Bazel tests set HOME to a temporary directory, and a
-build, a test and a shell of one user must all find the same engine)::
+``<cache dir>/engine`` (tools/places.py: ``$XDG_CACHE_HOME/rocm-pytorch-images``,
+else ``$HOME/.cache/rocm-pytorch-images``; the account's home where Bazel
+took HOME away, in actions and tests)::
 
     docker.sock        the engine's API: DOCKER_HOST=unix://<dir>/docker.sock
     daemon.json, containerd.toml   written on every start
@@ -91,7 +91,7 @@ class Paths:
 
 
 def state_dir() -> Path:
-    """$ROCM_PYTORCH_ENGINE_DIR, else <home>/.cache/rocm-pytorch-images/engine (passwd home)."""
+    """$ROCM_PYTORCH_ENGINE_DIR, else <cache dir>/engine (tools/places.py)."""
     return places.state_dir(DIR_ENV, "engine")
 
 

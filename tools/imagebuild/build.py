@@ -17,15 +17,16 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from tools import client_env, engine, mirrors, places
-from tools.imagebuild import builders
+from tools import client_env, engine, mirrors, places, registryd
+from tools.imagebuild import builders, workdir
 from tools.oci.errors import RegistryError
+from tools.oci.reference import split_host
 from tools.staging import Staging, StagingError, embedded, lease, reads, resolve
 from tools.staging import descriptor as desc
 from tools.staging.clients import Lost, check_staged
@@ -34,10 +35,9 @@ LOG_TAIL = 40
 
 
 def builders_cache() -> Path:
-    """Where builders.resolve keeps the local engine's identity: under $XDG_CACHE_HOME,
-    else $HOME/.cache (places.cache_home), beside the docker config it describes."""
+    """Where builders.resolve keeps the local engine's identity (places.cache_dir)."""
     try:
-        return places.cache_home() / places.CACHE_DIR[-1] / "builders"
+        return places.cache_dir() / "builders"
     except ValueError as e:
         raise BuildError(str(e)) from None
 
@@ -296,9 +296,42 @@ def staging_output(image_ref: str, reproducible: bool) -> str:
     return f"{kind},name={image_ref},{rest}"
 
 
-def hints(tail: list[str], spec: dict, builder: str = "") -> list[str]:
-    """What to do about the failures we recognise in BuildKit's log."""
-    text = "\n".join(tail)
+def staging_stopped(staging: Staging) -> str | None:
+    """One line when ``staging`` does not answer now (after a failed build: it stopped
+    during it, BuildKit's tail then ends in `connection refused`), else None."""
+    if staging.embedded:
+        port = int(staging.host.rsplit(":", 1)[1])
+        if registryd.answers(port):
+            return None
+        return (
+            f"the embedded staging registry ({staging.host}, state dir {embedded.state_dir()})"
+            " stopped during this build, so BuildKit could not reach it: build again, which"
+            " starts it again (`bazel run //tools/staging -- status` shows it; its log:"
+            f" {embedded.paths().log})"
+        )
+    name, port = split_host(staging.host)
+    loopback = name in ("localhost", "[::1]") or name.startswith("127.")
+    try:  # a TCP connection: TLS and auth are BuildKit's (the build said what it got)
+        address = (name.strip("[]"), int(port or (80 if loopback else 443)))
+        socket.create_connection(address, timeout=5).close()
+        return None
+    except OSError as e:
+        return (
+            f"the staging registry {staging.host} does not answer ({e.strerror or e}), so"
+            " BuildKit could not reach it: start it again (or fix --define staging=),"
+            " then build again"
+        )
+
+
+def hints(
+    tail: list[str], spec: dict, builder: str = "", stopped: Staging | None = None
+) -> list[str]:
+    """What to do about the failures we recognise in BuildKit's log; ``stopped``: the
+    staging registry that no longer answers (its refused connections are not the
+    builder's)."""
+    text = "\n".join(
+        line for line in tail if not (stopped and stopped.host in line and "refused" in line)
+    )
     out = []
     lost = (
         "Cannot connect to the Docker daemon",
@@ -420,6 +453,8 @@ def run(args: argparse.Namespace, started: float | None = None) -> None:
         raise BuildError(
             f"docker CLI {args.docker!r} not found on PATH; install Docker with buildx"
         )
+    # what a SIGKILLed build left (its context, its rendered mirror secrets) goes first
+    workdir.sweep()
     # held until the descriptor is written: `gc` keeps what it names and leaves staging up
     with lease.hold(describe(spec, args)) as claim:
         build(args, spec, spec_bytes, phases, claim)
@@ -532,7 +567,9 @@ def run_buildx(
 ) -> tuple[str | None, Path | None]:
     """Build with BuildKit into staging as ``image_ref``: (its digest, the log if kept);
     ``why``: why staging's copy could not be used."""
-    with tempfile.TemporaryDirectory(prefix="imagebuild-") as tmp:
+    # the context and the rendered secrets: this user's alone (0700), removed when the
+    # build ends, or by the next build if this one is SIGKILLed (tools/imagebuild/workdir.py)
+    with workdir.build_dir() as tmp:
         ctx = Path(tmp) / "context"
         ctx.mkdir()
         text = spec.get("dockerfile_text")
@@ -575,16 +612,18 @@ def run_buildx(
             )
         phases.done("docker buildx build")
         if proc.returncode != 0:
-            where = f" (whole log: {log_path})" if args.log else ""
+            where = f" (whole log: {log_path.absolute()})" if args.log else ""
             full = embedded.out_of_space(registry_log) if staging.embedded else None
             if full:
                 raise BuildError(f"{describe(spec, args)}: {full}{where}")
             tail = log_path.read_text(errors="replace").splitlines()[-LOG_TAIL:]
+            stopped = staging_stopped(staging)
             raise BuildError(
                 f"image build failed: {describe(spec, args)} (docker buildx exit"
                 f" {proc.returncode}); last {len(tail)} lines of BuildKit's log{where}:\n"
                 + "\n".join(tail)
-                + "".join("\n" + h for h in hints(tail, spec, args.builder))
+                + "".join("\n" + h for h in hints(tail, spec, args.builder, stopped and staging))
+                + (f"\n{stopped}{where}" if stopped else "")
             )
         digest = json.loads(metadata_file.read_text()).get("containerimage.digest")
     return digest, log_path if args.log else None
@@ -596,7 +635,7 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
         # this build's engine, staging and mirrors (tools/client_env.py): not in the key
         client_env.apply(args.client_settings)
         run(args, started)
-    except (BuildError, client_env.ClientSettingsError) as e:
+    except (BuildError, client_env.ClientSettingsError, workdir.WorkDirError) as e:
         print(f"imagebuild: error: {e}", file=sys.stderr)
         return 1
     return 0

@@ -33,8 +33,9 @@ The file is TOML (every key optional)::
     crates_registry = "sparse+https://crates.example.internal/index/"  # replaces crates-io
 
 Where it is: ``$ROCM_PYTORCH_MIRRORS``, else
-``~/.config/rocm-pytorch-images/mirrors.toml`` (home from the password
-database, as the build actions run without HOME). No file means the defaults
+``$XDG_CONFIG_HOME/rocm-pytorch-images/mirrors.toml``, else
+``~/.config/rocm-pytorch-images/mirrors.toml`` (tools/places.py: ``config_dir``;
+a build action, which runs without HOME, reads the account's home). No file means the defaults
 (``DEFAULTS``): the rehearsal's stand-in archive maps to this host's Debian
 mirror, pip uses this host's index settings and the builds trust this host's
 CA bundle. A file's tables add to the defaults; a key it sets wins.
@@ -53,7 +54,6 @@ from pathlib import Path
 from tools import places
 
 ENV = "ROCM_PYTORCH_MIRRORS"
-CONFIG_DIR = (".config", "rocm-pytorch-images")
 FILE_NAME = "mirrors.toml"
 
 # The value that means "what this host is configured with" (tools/mirrors/host.py).
@@ -112,7 +112,7 @@ def path() -> Path:
     configured = os.environ.get(ENV)
     if configured:
         return Path(configured).absolute()
-    return Path(places.home()).joinpath(*CONFIG_DIR, FILE_NAME)
+    return places.config_dir() / FILE_NAME
 
 
 def load(file: Path | None = None) -> Settings:

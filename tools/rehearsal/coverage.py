@@ -1,7 +1,7 @@
 """Which RUN instructions of docker/ the rehearsal executed, read from BuildKit's step list.
 
 Every image build writes BuildKit's plain progress to its log
-(``~/.cache/rocm-pytorch-images/logs/images/<target>.log``): a vertex per
+(``bazel-out/logs/images/<target>.log`` of the workspace that built it): a vertex per
 step, ``#7 [triton-build 1/4] RUN --mount=... /opt/build/apt-install.sh ...``,
 then ``#7 DONE 17.1s`` when it ran or ``#7 CACHED`` when BuildKit reused an
 earlier run of it. The log's first vertex names its Dockerfile (``load build
@@ -18,17 +18,17 @@ engine's cache). A RUN nobody executed is listed by file, line and stage.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools import places
 from tools.dockerfile import model
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
-LOGS = ("logs", "images")  # under <home>/.cache/rocm-pytorch-images
+LOGS = ("bazel-out", "logs", "images")  # of the workspace (images/private/image.bzl)
 _VERTEX = re.compile(r"^#(\d+) \[([^\] ]+) \d+/\d+\] (RUN .*)$")
 _STATUS = re.compile(r"^#(\d+) (DONE|CACHED|ERROR)\b")
 _DEFINITION = re.compile(r"load build definition from (\S+)")
@@ -136,8 +136,9 @@ def measure(dockerfiles: list[Path], logs: list[str]) -> Coverage:
     return cov
 
 
-def default_logs() -> list[Path]:
-    return sorted(Path(places.home()).joinpath(*places.CACHE_DIR, *LOGS).glob("*.log"))
+def logs_dir() -> Path:
+    """The image logs of the workspace (``bazel run``'s, else this checkout's)."""
+    return Path(os.environ.get("BUILD_WORKSPACE_DIRECTORY") or REPO).joinpath(*LOGS)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         "logs",
         nargs="*",
         type=Path,
-        help="image build logs (default: ~/.cache/rocm-pytorch-images/logs/images/*.log)",
+        help="image build logs (default: the workspace's bazel-out/logs/images/*.log)",
     )
     parser.add_argument(
         "--require",
@@ -162,7 +163,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     texts = []
-    for log in args.logs or default_logs():
+    logs = args.logs or sorted(logs_dir().glob("*.log"))
+    if not logs:
+        print(
+            f"coverage: no image build logs in {logs_dir()}: build the images in this"
+            " workspace first, or name the logs",
+            file=sys.stderr,
+        )
+        return 2
+    for log in logs:
         try:
             texts.append(log.read_text(errors="replace"))
         except OSError as e:

@@ -1,10 +1,9 @@
 """The embedded staging registry: Debian's docker-registry on 127.0.0.1, one per user.
 
-State lives in ``$ROCM_PYTORCH_STAGING_DIR``, else
-``<home>/.cache/rocm-pytorch-images/staging`` with home from the password
-database, never ``$HOME``: Bazel actions run without HOME and tests run
-with HOME set to their temporary directory, and a build, a test and a
-``bazel run`` of one user must all find the same registry::
+State lives in ``$ROCM_PYTORCH_STAGING_DIR``, else ``<cache dir>/staging``
+(tools/places.py: ``$XDG_CACHE_HOME/rocm-pytorch-images``, else
+``$HOME/.cache/rocm-pytorch-images``; the account's home where Bazel took
+HOME away, in actions and tests)::
 
     data/          the registry's storage (filesystem driver, deletes enabled)
     config.yml     written on every start
@@ -113,7 +112,7 @@ def instance_id(p: Paths | None = None) -> str:
 
 
 def state_dir() -> Path:
-    """$ROCM_PYTORCH_STAGING_DIR, else <home>/.cache/rocm-pytorch-images/staging (passwd home)."""
+    """$ROCM_PYTORCH_STAGING_DIR, else <cache dir>/staging (tools/places.py)."""
     return places.state_dir(DIR_ENV, "staging")
 
 
