@@ -49,7 +49,11 @@ def leftovers(roots: list[Path], me: int | None = None) -> list[tuple[int, str]]
         except OSError:
             continue
         pid = int(d.name)
-        if pid != me and cmd and any(f"{root}/" in cmd or cmd.endswith(str(root)) for root in roots):
+        if (
+            pid != me
+            and cmd
+            and any(f"{root}/" in cmd or cmd.endswith(str(root)) for root in roots)
+        ):
             out.append((pid, cmd.strip()))
     return sorted(out)
 
@@ -78,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.keep_bazel and shutil.which("bazel"):
         code, out = run(["bazel", "shutdown"], REPO)
         if code:
-            print(f"stop: bazel shutdown in {REPO} failed: {out.splitlines()[-1:]}", file=sys.stderr)
+            print(
+                f"stop: bazel shutdown in {REPO} failed: {out.splitlines()[-1:]}", file=sys.stderr
+            )
             rc = 1
         else:
             print(f"stop: the Bazel server of {REPO} and its workers stopped")

@@ -82,7 +82,12 @@ def test_one_command_stops_the_engine_and_staging(env):
 
 def test_what_no_tool_owns_is_named_and_fails_the_stop(env):
     stray = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(120)", env["ROCM_PYTORCH_STAGING_DIR"] + "/x"]
+        [
+            sys.executable,
+            "-c",
+            "import time; time.sleep(120)",
+            env["ROCM_PYTORCH_STAGING_DIR"] + "/x",
+        ]
     )
     try:
         proc = run_stop(env)
