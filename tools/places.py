@@ -47,7 +47,10 @@ def _xdg(env: str, default: tuple[str, ...]) -> Path:
     if given and not os.path.isabs(given):
         # the XDG base directory spec calls it invalid: a typo must not send the
         # state somewhere else unsaid
-        raise ValueError(f"{env}={given} is not an absolute path; make it absolute or unset it")
+        raise ValueError(
+            f"{env}={given} is not an absolute path (the XDG base directory spec calls it"
+            " invalid); make it absolute or unset it"
+        )
     base = Path(given) if given else Path(home()).joinpath(*default)
     return base / NAME
 
