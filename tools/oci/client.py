@@ -244,6 +244,7 @@ class RegistryClient:
         from tools.oci.auth import RegistryAuth, credentials_lookup
 
         scheme, sep, bare = host.rpartition("://")
+        scheme = scheme.lower()  # case-insensitive (RFC 3986 3.1): HTTPS:// is https://
         if "@" in bare:
             split_registry(host)  # refuses credentials in a registry string
         if "/" in bare:
