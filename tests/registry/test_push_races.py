@@ -1,7 +1,8 @@
-"""Pushes that race each other or get interrupted: real `registry push` processes.
+"""Pushes that race each other, get interrupted or run out of time: real `registry push`
+processes.
 
 Synthetic images staged the way image builds leave them, real
-docker-registry processes, slow proxies to line the races up.
+docker-registry processes, slow and hanging proxies to line the races up.
 """
 
 from __future__ import annotations
@@ -113,6 +114,55 @@ def test_two_pushes_racing_for_one_immutable_tag_never_both_succeed(
             errors = [line for line in push.err.splitlines() if "error" in line]
             assert len(errors) == 1, push.err
             assert tag in errors[0] and digests[0] in errors[0] and digests[1] in errors[0]
+
+
+def wait_for(check, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.02)
+
+
+def error_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if "error" in line]
+
+
+@pytest.mark.parametrize(
+    "fault,big",
+    [
+        (Fault("*", r"/blobs/uploads/", "hang", count=1000), 0),
+        (Fault("*", r"/blobs/uploads/", "trickle", count=1000, delay=0.5), 0),
+        (Fault("PUT", r"/blobs/uploads/.+digest=", "stall", count=1000, rate=0), 0),
+        # more than the socket buffers hold: each send goes on, 20 kB a second
+        (Fault("PUT", r"/blobs/uploads/.+digest=", "stall", count=1000, rate=20_000), 16 << 20),
+    ],
+    ids=["never-answers", "answers-a-byte-at-a-time", "upload-stalled", "upload-crawling"],
+)
+def test_the_timeout_is_the_whole_push_s_deadline(tmp_path, env, registries, proxy_for, fault, big):
+    staging, target = registries("staging"), registries("target")
+    images = family(staging.host, tmp_path / "images", big=big)
+    proxy = proxy_for(target)
+    proxy.faults.append(fault)
+    start = time.monotonic()
+    push = Push(write_plan(tmp_path, images), f"{proxy.host}/{NAMESPACE}", env, "--timeout", "3")
+    try:
+        code = push.wait(timeout=20)
+    finally:
+        push.kill()
+    took = time.monotonic() - start
+    # should stop at the deadline, within a second, whatever the registry is doing ...
+    assert fault.hits > 0
+    assert 2 <= took <= 4, (took, push.err)
+    # ... with the documented line, naming the request it was waiting for, and the summary
+    assert code == 1, push.err
+    (line,) = error_lines(push.err)
+    assert line.startswith(
+        f"registry: error: no answer from {proxy.host} within --timeout 3 s, the push's deadline"
+        f" ({fault.method if fault.method != '*' else 'POST'} http://{proxy.host}/v2/"
+    ), line
+    assert line.endswith("check the registry, or raise --timeout"), line
+    assert "  not pushed: rocm-runtime (gfx950), pytorch-base (gfx950)" in push.err
+    assert "0/2 images pushed" in push.err and "Traceback" not in push.err
 
 
 @pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])

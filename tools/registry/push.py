@@ -33,8 +33,8 @@ push was uploading or mounting one of its blobs at that moment) is retried
 a few times, after a HEAD of every blob and a copy of those missing.
 
 Each ref is reported as it lands (or is found on its digest already), and a
-SIGINT or SIGTERM (``Interrupted``) stops the push between two requests: no
-tag is written after it.
+SIGINT or SIGTERM (``Interrupted``) or the push's deadline (``OutOfTime``)
+stops the push between two requests: no tag is written after it.
 """
 
 from __future__ import annotations
@@ -81,6 +81,10 @@ class Interrupted(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
+
+
+class OutOfTime(BaseException):
+    """The push's deadline (--timeout) passed: stop now, like an interrupt."""
 
 
 # Called for each ref as it settles: (image, ref, action), action "uploaded" (blob
