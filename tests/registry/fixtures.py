@@ -4,7 +4,7 @@ The registry is Debian's `docker-registry` (distribution 2.8) started on a
 free loopback port with its own storage, optionally with htpasswd auth or
 TLS. The proxy sits between the push tool and a registry and injects 5xx
 bursts, 429s, connection resets in the middle of a blob upload, slow
-requests, and hangs (no answer ever, an answer trickled a byte at
+requests and answers, and hangs (no answer ever, an answer trickled a byte at
 a time, an upload whose body is read at a crawl or not at all); it also
 records every request so tests can count them.
 """
@@ -197,7 +197,7 @@ class Fault:
     method: str  # "*": any
     path: str  # regex searched in the request path
     # an HTTP status ("503", "429", "500", ...) | "reset" | "slow" (``delay`` before the
-    # request goes on) | "hang" (the
+    # request goes on) | "late" (forwarded at once, answered ``delay`` later) | "hang" (the
     # request read, never answered) | "trickle" (the answer's first line sent a byte every
     # ``delay`` seconds, never finished) | "stall" (the body read at ``rate`` bytes a
     # second, 0: not at all; never answered)
@@ -298,6 +298,8 @@ class FaultProxy:
                 if proxy.tamper is not None:
                     data = proxy.tamper(self.command, self.path, data)
                 proxy.requests.append((self.command, self.path, r.status))
+                if fault and fault.kind == "late":
+                    time.sleep(fault.delay)
                 self.send_response(r.status)
                 for k, v in r.getheaders():
                     skip = (

@@ -127,6 +127,34 @@ def error_lines(err: str) -> list[str]:
     return [line for line in err.splitlines() if "error" in line]
 
 
+def test_a_tag_put_in_flight_at_sigint_that_landed_is_reported_pushed(
+    tmp_path, env, registries, proxy_for
+):
+    staging, target = registries("staging"), registries("target")
+    parent, child = images = family(staging.host, tmp_path / "images", vcs_ref="1234567")
+    proxy = proxy_for(target)
+    # the parent's floating tag lands at once; its answer comes a minute later
+    late = Fault("PUT", r"/rocm-runtime/manifests/latest-", "late", delay=60)
+    proxy.faults.append(late)
+    push = Push(write_plan(tmp_path, images), f"{proxy.host}/{NAMESPACE}", env)
+    try:
+        wait_for(lambda: any(r[0] == "PUT" and late.path[1:] in r[1] for r in proxy.requests))
+        push.proc.send_signal(signal.SIGINT)
+        assert push.wait(timeout=15) == 130, push.err
+    finally:
+        push.kill()
+    # should report the landed tag like every other: the parent is pushed
+    floating = f"{proxy.host}/{NAMESPACE}/rocm-runtime:latest-gfx950"
+    assert target.all_refs()[floating.removeprefix(f"{proxy.host}/")] == parent.descriptor.digest
+    assert f"pushed {floating}" in push.lines, push.lines
+    err = push.err.splitlines()
+    assert "  pushed: rocm-runtime (gfx950)" in err, push.err
+    assert "  not pushed: pytorch-base (gfx950)" in err, push.err
+    assert "1/2 images pushed" in push.err
+    assert not any("/base:" in r for r in target.all_refs())
+    assert child.descriptor.digest not in push.err
+
+
 @pytest.mark.parametrize(
     "fault,big",
     [

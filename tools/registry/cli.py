@@ -322,6 +322,7 @@ def cmd_plan(args) -> int:
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 STARTED = time.monotonic()  # the push's deadline counts from here (module import)
+LANDED_CHECK = 2.0  # seconds to ask whether the tag PUT in flight at a signal landed
 
 
 @contextmanager
@@ -366,6 +367,26 @@ def _out_of_time(timeout: float) -> str:
     )
 
 
+def _landed(args, pusher: Pusher) -> bool:
+    """Whether the tag PUT in flight when the push stopped is in the registry on its
+    digest: asked once, for at most LANDED_CHECK seconds (a read; nothing is written)."""
+    image, _ref, tag, _action = pusher.tag_in_flight
+    client = RegistryClient(
+        image.host,
+        insecure=args.insecure,
+        ca_file=args.ca_file,
+        retries=0,
+        timeout=LANDED_CHECK,
+        deadline=LANDED_CHECK,
+    )
+    try:
+        return client.manifest_digest(image.name, tag) == image.load_descriptor().digest
+    except RegistryError:
+        return False
+    finally:
+        client.close()
+
+
 def cmd_push(args) -> int:
     if args.json and args.dry_run:
         raise RegistryError("push: --json and --dry-run do not go together; drop one")
@@ -405,6 +426,14 @@ def cmd_push(args) -> int:
             pusher.close()
         if attester and attester.signer:
             attester.signer.close()
+    maybe = ""  # the tag whose PUT was in flight when the push stopped, landed or not
+    if pusher.tag_in_flight and (signum or late):
+        image, ref, _tag, action = pusher.tag_in_flight
+        # after a signal: ask whether it landed; at the deadline there is no time to ask
+        if signum and _landed(args, pusher):
+            on_ref(image, ref, action)
+        else:
+            maybe = ref
     error = refusal or late or result.error
     if signum:
         error = f"interrupted by {signal.Signals(signum).name}"
@@ -428,6 +457,8 @@ def cmd_push(args) -> int:
         )
     if error:
         _push_progress(images, settled)
+    if maybe:
+        print(f"  in flight when it stopped (may have landed): {maybe}", file=sys.stderr)
     print(_push_summary(images, settled, pusher), file=sys.stderr, flush=True)
     if attester:
         n = attester.counts

@@ -34,7 +34,8 @@ a few times, after a HEAD of every blob and a copy of those missing.
 
 Each ref is reported as it lands (or is found on its digest already), and a
 SIGINT or SIGTERM (``Interrupted``) or the push's deadline (``OutOfTime``)
-stops the push between two requests: no tag is written after it.
+stops the push between two requests: no tag is written after it. The tag
+whose PUT was in flight then is ``tag_in_flight``: it may have landed.
 """
 
 from __future__ import annotations
@@ -152,6 +153,8 @@ class Pusher:
         # called once the image's manifest is in the registry, before its tags
         # (tools/registry/attest.py: SBOM, provenance, signatures)
         self.before_tags: Callable[[PlannedImage, Descriptor], None] | None = None
+        # (image, ref, tag, action) of the tag PUT waiting for its answer, if one is
+        self.tag_in_flight: tuple[PlannedImage, str, str, str] | None = None
 
     @property
     def clients(self) -> dict[str, RegistryClient]:
@@ -212,12 +215,15 @@ class Pusher:
                 if immutable_now == d.digest:
                     self.on_ref(image, ref, "up to date")
                     continue
+                self.tag_in_flight = (image, ref, tag, action)
                 self.put_immutable(image, d)
             elif exists and c.manifest_digest(image.name, tag) == d.digest:
                 self.on_ref(image, ref, "up to date")
                 continue
             else:
+                self.tag_in_flight = (image, ref, tag, action)
                 self.put_manifest(image, d, tag)
+            self.tag_in_flight = None
             self.on_ref(image, ref, action)
 
     def put_immutable(self, image: PlannedImage, d: Descriptor) -> None:
