@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -19,6 +20,7 @@ import pytest
 
 from tests.registry.fixtures import Fault
 from tests.registry.staging_images import NAMESPACE, family, layer, refs, stage, write_plan
+from tools.registry.push import IMMUTABLE_WINDOW
 
 
 @pytest.fixture
@@ -116,6 +118,19 @@ def test_two_pushes_racing_for_one_immutable_tag_never_both_succeed(
             assert tag in errors[0] and digests[0] in errors[0] and digests[1] in errors[0]
 
 
+def two_builds(tmp_path, staging):
+    """Two builds of rocm-runtime with different content and the same VCS_REF."""
+    builds = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        image = stage(
+            staging.host, tmp_path / name, "rocm-runtime", [layer(200_000, name)], vcs_ref="1234567"
+        )
+        builds.append(image)
+    plans = [write_plan(tmp_path / name, [b]) for name, b in zip("ab", builds, strict=True)]
+    return builds, plans
+
+
 def wait_for(check, seconds: float = 30) -> None:
     deadline = time.monotonic() + seconds
     while not check():
@@ -125,6 +140,63 @@ def wait_for(check, seconds: float = 30) -> None:
 
 def error_lines(err: str) -> list[str]:
     return [line for line in err.splitlines() if "error" in line]
+
+
+def test_a_tag_put_delayed_after_its_look_up_still_leaves_one_winner(
+    tmp_path, env, registries, proxy_for
+):
+    """The probe of issue 32: one push's PUT of the immutable tag reaches the registry 4 s
+    after its look-up; meanwhile another push looks the tag up, writes it and reads it back."""
+    staging, target = registries("staging"), registries("target")
+    builds, plans = two_builds(tmp_path, staging)
+    digests = [b.descriptor.digest for b in builds]
+    tag = immutable_tag(builds[0].spec)
+    slow, fast = proxy_for(target), proxy_for(target)
+    delayed = Fault("PUT", rf"/manifests/{re.escape(tag)}$", "slow", delay=4)
+    slow.faults.append(delayed)
+    first = Push(plans[0], f"{slow.host}/{NAMESPACE}", env)
+    try:
+        wait_for(lambda: delayed.hits == 1)  # looked up (absent), its PUT on its way
+        second = Push(plans[1], f"{fast.host}/{NAMESPACE}", env)
+        codes = [first.wait(), second.wait()]
+    finally:
+        first.kill()
+    holds = target.all_refs()[f"{NAMESPACE}/rocm-runtime:{tag}"]
+    # should let the delayed one win (it landed last, within the window) and fail the
+    # other, which reported nothing it does not hold: one error line, the tag, both digests
+    assert codes == [0, 1], [first.err, second.err]
+    assert holds == digests[0]
+    (line,) = error_lines(second.err)
+    assert f"{fast.host}/{NAMESPACE}/rocm-runtime:{tag} is {digests[0]}" in line, line
+    assert f"this build is {digests[1]}" in line, line
+    assert "another push" in line and "  not pushed: rocm-runtime (gfx950)" in second.err
+
+
+def test_a_tag_put_delayed_past_the_window_fails_the_push_that_sent_it(
+    tmp_path, env, registries, proxy_for
+):
+    """The limit, as docs/publishing.md states it: a PUT answered more than the window after
+    its look-up may land after the other push succeeded; the push that sent it fails."""
+    staging, target = registries("staging"), registries("target")
+    builds, plans = two_builds(tmp_path, staging)
+    digests = [b.descriptor.digest for b in builds]
+    tag = immutable_tag(builds[0].spec)
+    slow, fast = proxy_for(target), proxy_for(target)
+    delayed = Fault("PUT", rf"/manifests/{re.escape(tag)}$", "slow", delay=IMMUTABLE_WINDOW + 2)
+    slow.faults.append(delayed)
+    first = Push(plans[0], f"{slow.host}/{NAMESPACE}", env)
+    try:
+        wait_for(lambda: delayed.hits == 1)
+        second = Push(plans[1], f"{fast.host}/{NAMESPACE}", env)
+        codes = [first.wait(), second.wait()]
+    finally:
+        first.kill()
+    # should never both exit 0: the late one fails, saying what it may have overwritten
+    assert codes == [1, 0], [first.err, second.err]
+    (line,) = error_lines(first.err)
+    assert f"{slow.host}/{NAMESPACE}/rocm-runtime:{tag}: its PUT was answered" in line, line
+    assert f"more than the {IMMUTABLE_WINDOW:g} s" in line and digests[0] in line, line
+    assert target.all_refs()[f"{NAMESPACE}/rocm-runtime:{tag}"] == digests[0]
 
 
 def test_a_tag_put_in_flight_at_sigint_that_landed_is_reported_pushed(

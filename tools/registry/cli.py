@@ -394,6 +394,9 @@ def cmd_push(args) -> int:
     settled: dict[str, str] = {}  # ref -> action, as each lands
 
     def on_ref(_image: PlannedImage, ref: str, action: str) -> None:
+        if action == "moved":  # an immutable tag another push took after it landed
+            settled.pop(ref, None)
+            return
         settled[ref] = action
         print(f"{'up to date' if action == 'up to date' else 'pushed'} {ref}", file=out, flush=True)
 
