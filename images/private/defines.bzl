@@ -172,10 +172,12 @@ def registry_error(key, value, need_namespace = False):
       str or None.
     """
     example = "registry.example.com:5000/rocm-pytorch"
-    rest = value.strip()
+    if value != value.strip():
+        return "--define %s=%r: blanks around the registry; write %r (no blanks)" % (key, value, value.strip())
+    rest = value
     if "://" in rest:
         scheme, _, rest = rest.rpartition("://")
-        if scheme not in ["http", "https"]:
+        if scheme.lower() not in ["http", "https"]:
             return "--define %s=%s: unknown scheme %r; use https:// or none" % (key, value, scheme)
     rest = rest.rstrip("/")
     if not rest:

@@ -405,6 +405,8 @@ def _define_checks_impl(ctx):
         ("empty", "", False, "--define registry=: empty; give HOST[:PORT]/NAMESPACE, e.g. registry.example.com:5000/rocm-pytorch"),
         ("credentials", "alice:pw@h/x", False, "--define registry=...: credentials in a registry string end up in logs; remove them and log in with `docker login HOST`"),
         ("staging needs a prefix", "h:5000", True, "--define registry=h:5000: no namespace" + example),
+        ("blanks", " h/ns ", False, "--define registry=\" h/ns \": blanks around the registry; write \"h/ns\" (no blanks)"),
+        ("upper-case scheme", "HTTPS://h/ns", False, None),
     ]
     for desc, value, need_namespace, want in registry_rows:
         asserts.equals(env, want, registry_error("registry", value, need_namespace), desc)

@@ -18,7 +18,16 @@ REGISTRY_STRINGS = [
     ("h/n", False, True),
     ("Registry.Example.com/x", False, True),
     ("registry.example.com:5000/team/staging/", False, True),
-    ("  registry.example.com/ns  ", False, True),
+    # blanks around a value are refused (quoting gone wrong), not dropped
+    ("  registry.example.com/ns  ", False, False),
+    (" h/ns", False, False),
+    ("h/ns ", False, False),
+    ("h/ns\n", False, False),
+    # a scheme is case-insensitive (RFC 3986 3.1)
+    ("HTTP://localhost:5000/ns", False, True),
+    ("HTTPS://h/ns", False, True),
+    ("Https://h/ns", False, True),
+    ("FTP://h/ns", False, False),
     ("[::1]:5000/staging", False, True),
     ("[::1]/staging", False, True),
     ("[fe80::1%25eth0]:5000/ns", False, False),

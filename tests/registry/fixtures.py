@@ -3,8 +3,10 @@
 The registry is Debian's `docker-registry` (distribution 2.8) started on a
 free loopback port with its own storage, optionally with htpasswd auth or
 TLS. The proxy sits between the push tool and a registry and injects 5xx
-bursts, 429s, connection resets in the middle of a blob upload, and slow
-answers; it also records every request so tests can count them.
+bursts, 429s, connection resets in the middle of a blob upload, slow
+requests and answers, and hangs (no answer ever, an answer trickled a byte at
+a time, an upload whose body is read at a crawl or not at all); it also
+records every request so tests can count them.
 """
 
 from __future__ import annotations
@@ -192,16 +194,22 @@ def docker_config(root: Path, host: str, user: str, password: str) -> Path:
 class Fault:
     """Inject ``kind`` on the next ``count`` requests matching method and path."""
 
-    method: str
+    method: str  # "*": any
     path: str  # regex searched in the request path
-    kind: str  # an HTTP status ("503", "429", "500", ...) | "reset" | "slow"
+    # an HTTP status ("503", "429", "500", ...) | "reset" | "slow" (``delay`` before the
+    # request goes on) | "late" (forwarded at once, answered ``delay`` later) | "hang" (the
+    # request read, never answered) | "trickle" (the answer's first line sent a byte every
+    # ``delay`` seconds, never finished) | "stall" (the body read at ``rate`` bytes a
+    # second, 0: not at all; never answered)
+    kind: str
     count: int = 1
     delay: float = 0.0
-    hits: int = 0
+    hits: int = 0  # counted as each request arrives
     body: bytes = b""  # of a status answer
+    rate: int = 0
 
     def matches(self, method: str, path: str) -> bool:
-        return self.method == method and re.search(self.path, path) is not None
+        return self.method in ("*", method) and re.search(self.path, path) is not None
 
 
 @dataclass
@@ -217,6 +225,7 @@ class FaultProxy:
 
     def __post_init__(self) -> None:
         proxy = self
+        self.stopping = threading.Event()  # set by stop(): hung requests end
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -257,6 +266,28 @@ class FaultProxy:
                         return
                     if fault.kind == "slow":
                         time.sleep(fault.delay)
+                    if fault.kind == "hang":
+                        self.rfile.read(length)
+                        proxy.stopping.wait()
+                        self.close_connection = True
+                        return
+                    if fault.kind == "trickle":
+                        self.rfile.read(length)
+                        for byte in b"HTTP/1.1 200 OK\r\nX-Trickle: " + b"." * 100_000:
+                            if proxy.stopping.wait(fault.delay):
+                                break
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                        self.close_connection = True
+                        return
+                    if fault.kind == "stall":
+                        left = length
+                        while left and fault.rate and not proxy.stopping.is_set():
+                            left -= len(self.rfile.read(min(fault.rate, left)))
+                            proxy.stopping.wait(1)
+                        proxy.stopping.wait()
+                        self.close_connection = True
+                        return
                 body = self.rfile.read(length) if length else None
                 host, port = proxy.upstream.split(":")
                 conn = http.client.HTTPConnection(host, int(port), timeout=60)
@@ -267,6 +298,8 @@ class FaultProxy:
                 if proxy.tamper is not None:
                     data = proxy.tamper(self.command, self.path, data)
                 proxy.requests.append((self.command, self.path, r.status))
+                if fault and fault.kind == "late":
+                    time.sleep(fault.delay)
                 self.send_response(r.status)
                 for k, v in r.getheaders():
                     skip = (
@@ -302,5 +335,6 @@ class FaultProxy:
         return [r for r in self.requests if r[0] in ("POST", "PUT", "PATCH", "DELETE")]
 
     def stop(self) -> None:
+        self.stopping.set()
         self.server.shutdown()
         self.server.server_close()

@@ -1,13 +1,15 @@
-"""Pushes that race each other or get interrupted: real `registry push` processes.
+"""Pushes that race each other, get interrupted or run out of time: real `registry push`
+processes.
 
 Synthetic images staged the way image builds leave them, real
-docker-registry processes, slow proxies to line the races up.
+docker-registry processes, slow and hanging proxies to line the races up.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -18,6 +20,7 @@ import pytest
 
 from tests.registry.fixtures import Fault
 from tests.registry.staging_images import NAMESPACE, family, layer, refs, stage, write_plan
+from tools.registry.push import IMMUTABLE_WINDOW
 
 
 @pytest.fixture
@@ -113,6 +116,153 @@ def test_two_pushes_racing_for_one_immutable_tag_never_both_succeed(
             errors = [line for line in push.err.splitlines() if "error" in line]
             assert len(errors) == 1, push.err
             assert tag in errors[0] and digests[0] in errors[0] and digests[1] in errors[0]
+
+
+def two_builds(tmp_path, staging):
+    """Two builds of rocm-runtime with different content and the same VCS_REF."""
+    builds = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        image = stage(
+            staging.host, tmp_path / name, "rocm-runtime", [layer(200_000, name)], vcs_ref="1234567"
+        )
+        builds.append(image)
+    plans = [write_plan(tmp_path / name, [b]) for name, b in zip("ab", builds, strict=True)]
+    return builds, plans
+
+
+def wait_for(check, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.02)
+
+
+def error_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if "error" in line]
+
+
+def test_a_tag_put_delayed_after_its_look_up_still_leaves_one_winner(
+    tmp_path, env, registries, proxy_for
+):
+    """The probe of issue 32: one push's PUT of the immutable tag reaches the registry 4 s
+    after its look-up; meanwhile another push looks the tag up, writes it and reads it back."""
+    staging, target = registries("staging"), registries("target")
+    builds, plans = two_builds(tmp_path, staging)
+    digests = [b.descriptor.digest for b in builds]
+    tag = immutable_tag(builds[0].spec)
+    slow, fast = proxy_for(target), proxy_for(target)
+    delayed = Fault("PUT", rf"/manifests/{re.escape(tag)}$", "slow", delay=4)
+    slow.faults.append(delayed)
+    first = Push(plans[0], f"{slow.host}/{NAMESPACE}", env)
+    try:
+        wait_for(lambda: delayed.hits == 1)  # looked up (absent), its PUT on its way
+        second = Push(plans[1], f"{fast.host}/{NAMESPACE}", env)
+        codes = [first.wait(), second.wait()]
+    finally:
+        first.kill()
+    holds = target.all_refs()[f"{NAMESPACE}/rocm-runtime:{tag}"]
+    # should let the delayed one win (it landed last, within the window) and fail the
+    # other, which reported nothing it does not hold: one error line, the tag, both digests
+    assert codes == [0, 1], [first.err, second.err]
+    assert holds == digests[0]
+    (line,) = error_lines(second.err)
+    assert f"{fast.host}/{NAMESPACE}/rocm-runtime:{tag} is {digests[0]}" in line, line
+    assert f"this build is {digests[1]}" in line, line
+    assert "another push" in line and "  not pushed: rocm-runtime (gfx950)" in second.err
+
+
+def test_a_tag_put_delayed_past_the_window_fails_the_push_that_sent_it(
+    tmp_path, env, registries, proxy_for
+):
+    """The limit, as docs/publishing.md states it: a PUT answered more than the window after
+    its look-up may land after the other push succeeded; the push that sent it fails."""
+    staging, target = registries("staging"), registries("target")
+    builds, plans = two_builds(tmp_path, staging)
+    digests = [b.descriptor.digest for b in builds]
+    tag = immutable_tag(builds[0].spec)
+    slow, fast = proxy_for(target), proxy_for(target)
+    delayed = Fault("PUT", rf"/manifests/{re.escape(tag)}$", "slow", delay=IMMUTABLE_WINDOW + 2)
+    slow.faults.append(delayed)
+    first = Push(plans[0], f"{slow.host}/{NAMESPACE}", env)
+    try:
+        wait_for(lambda: delayed.hits == 1)
+        second = Push(plans[1], f"{fast.host}/{NAMESPACE}", env)
+        codes = [first.wait(), second.wait()]
+    finally:
+        first.kill()
+    # should never both exit 0: the late one fails, saying what it may have overwritten
+    assert codes == [1, 0], [first.err, second.err]
+    (line,) = error_lines(first.err)
+    assert f"{slow.host}/{NAMESPACE}/rocm-runtime:{tag}: its PUT was answered" in line, line
+    assert f"more than the {IMMUTABLE_WINDOW:g} s" in line and digests[0] in line, line
+    assert target.all_refs()[f"{NAMESPACE}/rocm-runtime:{tag}"] == digests[0]
+
+
+def test_a_tag_put_in_flight_at_sigint_that_landed_is_reported_pushed(
+    tmp_path, env, registries, proxy_for
+):
+    staging, target = registries("staging"), registries("target")
+    parent, child = images = family(staging.host, tmp_path / "images", vcs_ref="1234567")
+    proxy = proxy_for(target)
+    # the parent's floating tag lands at once; its answer comes a minute later
+    late = Fault("PUT", r"/rocm-runtime/manifests/latest-", "late", delay=60)
+    proxy.faults.append(late)
+    push = Push(write_plan(tmp_path, images), f"{proxy.host}/{NAMESPACE}", env)
+    try:
+        wait_for(lambda: any(r[0] == "PUT" and late.path[1:] in r[1] for r in proxy.requests))
+        push.proc.send_signal(signal.SIGINT)
+        assert push.wait(timeout=15) == 130, push.err
+    finally:
+        push.kill()
+    # should report the landed tag like every other: the parent is pushed
+    floating = f"{proxy.host}/{NAMESPACE}/rocm-runtime:latest-gfx950"
+    assert target.all_refs()[floating.removeprefix(f"{proxy.host}/")] == parent.descriptor.digest
+    assert f"pushed {floating}" in push.lines, push.lines
+    err = push.err.splitlines()
+    assert "  pushed: rocm-runtime (gfx950)" in err, push.err
+    assert "  not pushed: pytorch-base (gfx950)" in err, push.err
+    assert "1/2 images pushed" in push.err
+    assert not any("/base:" in r for r in target.all_refs())
+    assert child.descriptor.digest not in push.err
+
+
+@pytest.mark.parametrize(
+    "fault,big",
+    [
+        (Fault("*", r"/blobs/uploads/", "hang", count=1000), 0),
+        (Fault("*", r"/blobs/uploads/", "trickle", count=1000, delay=0.5), 0),
+        (Fault("PUT", r"/blobs/uploads/.+digest=", "stall", count=1000, rate=0), 0),
+        # more than the socket buffers hold: each send goes on, 20 kB a second
+        (Fault("PUT", r"/blobs/uploads/.+digest=", "stall", count=1000, rate=20_000), 16 << 20),
+    ],
+    ids=["never-answers", "answers-a-byte-at-a-time", "upload-stalled", "upload-crawling"],
+)
+def test_the_timeout_is_the_whole_push_s_deadline(tmp_path, env, registries, proxy_for, fault, big):
+    staging, target = registries("staging"), registries("target")
+    images = family(staging.host, tmp_path / "images", big=big)
+    proxy = proxy_for(target)
+    proxy.faults.append(fault)
+    start = time.monotonic()
+    push = Push(write_plan(tmp_path, images), f"{proxy.host}/{NAMESPACE}", env, "--timeout", "3")
+    try:
+        code = push.wait(timeout=20)
+    finally:
+        push.kill()
+    took = time.monotonic() - start
+    # should stop at the deadline, within a second, whatever the registry is doing ...
+    assert fault.hits > 0
+    assert 2 <= took <= 4, (took, push.err)
+    # ... with the documented line, naming the request it was waiting for, and the summary
+    assert code == 1, push.err
+    (line,) = error_lines(push.err)
+    assert line.startswith(
+        f"registry: error: no answer from {proxy.host} within --timeout 3 s, the push's deadline"
+        f" ({fault.method if fault.method != '*' else 'POST'} http://{proxy.host}/v2/"
+    ), line
+    assert line.endswith("check the registry, or raise --timeout"), line
+    assert "  not pushed: rocm-runtime (gfx950), pytorch-base (gfx950)" in push.err
+    assert "0/2 images pushed" in push.err and "Traceback" not in push.err
 
 
 @pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])

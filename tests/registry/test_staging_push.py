@@ -493,3 +493,33 @@ def test_plan_json_lists_target_arch_refs_and_immutable(tmp_path, env, registrie
     assert doc["images"][1]["refs"][0] == base
     assert doc["images"][1]["refs"][-1] == f"{base}-g1234567"
     assert len(doc["images"][1]["refs"]) == 3
+
+
+@pytest.mark.parametrize("value", [" {host}/ns", "{host}/ns ", " {host}/ns "])
+@pytest.mark.parametrize("command", ["push", "plan"])
+def test_blanks_around_the_registry_are_refused_not_dropped(
+    tmp_path, env, registries, command, value
+):
+    staging = registries("staging")
+    plan = write_plan(tmp_path, family(staging.host, tmp_path / "images")[:1])
+    value = value.format(host=staging.host)
+    result = registry_tool(command, "--plan", str(plan), f"--registry={value}", env=env)
+    # should refuse in one line that names the value and the fix, before any request
+    assert result.code == 2, result
+    assert result.out == ""
+    assert result.err == (
+        f"registry: error: --registry: {value!r}: blanks around the registry;"
+        f" write {value.strip()!r} (no blanks)\n"
+    )
+
+
+@pytest.mark.parametrize("scheme", ["HTTP://", "Http://"])
+def test_the_registry_s_scheme_is_case_insensitive(tmp_path, env, registries, scheme):
+    staging, target = registries("staging"), registries("target")
+    images = family(staging.host, tmp_path / "images")
+    # should push as with http://: every ref lands, and the lines name the scheme as given
+    result = push(write_plan(tmp_path, images), f"{scheme}{target.host}/{NAMESPACE}", env=env)
+    assert result.code == 0, result.err
+    published = {r: d for r, d in target.all_refs().items() if r.startswith(NAMESPACE)}
+    assert published == refs(images, NAMESPACE)
+    assert f"pushed http://{target.host}/{NAMESPACE}/rocm-runtime:" in result.out, result.out

@@ -4,8 +4,9 @@ Only what pushing, materializing, listing and pruning need: blob
 HEAD/mount/upload/streamed GET, manifest HEAD/GET/PUT/DELETE, tags/list and
 _catalog with pagination. Transient failures (5xx, 429, connections dropped
 or reset mid-transfer, timeouts) are retried with exponential backoff,
-honouring Retry-After, until `retries` or the deadline (`LIMITS.timeout`,
-the CLI's --timeout) runs out. What retrying cannot fix fails at once, with
+honouring Retry-After, until `retries` or the deadline of a request with
+its retries (`LIMITS.timeout`; `registry push` bounds the whole push
+instead, tools/registry/cli.py) runs out. What retrying cannot fix fails at once, with
 the fix: a name that does not resolve, a refused connection, TLS on one side
 only, an untrusted certificate. Blobs bigger than `LIMITS.chunk_size` go up
 in chunks; after a drop the upload goes on from the offset the registry
@@ -60,11 +61,27 @@ class Limits:
     """How long to wait, how big an upload request is; the CLI sets them once."""
 
     timeout: float = 600.0  # a request with its retries (an upload: each chunk), seconds
+    # (math.inf: none; `registry push` has one deadline for the whole push instead)
     read_timeout: float = 30.0  # no byte for this long fails the attempt
     chunk_size: int = 64 * MiB  # bigger blobs go up in PATCHes of this size
 
 
 LIMITS = Limits()
+
+
+# Requests waiting for their answer, in every client of this process: token ->
+# (request, host, monotonic start). What a deadline names when it passes.
+_IN_FLIGHT: dict[object, tuple[str, str, float]] = {}
+_IN_FLIGHT_LOCK = threading.Lock()
+
+
+def oldest_in_flight() -> tuple[str, str, float] | None:
+    """(request, host, seconds waited) of the request waiting longest for its answer, or None."""
+    with _IN_FLIGHT_LOCK:
+        if not _IN_FLIGHT:
+            return None
+        where, host, start = min(_IN_FLIGHT.values(), key=lambda v: v[2])
+    return where, host, time.monotonic() - start
 
 
 def is_loopback(host: str) -> bool:
@@ -244,6 +261,7 @@ class RegistryClient:
         from tools.oci.auth import RegistryAuth, credentials_lookup
 
         scheme, sep, bare = host.rpartition("://")
+        scheme = scheme.lower()  # case-insensitive (RFC 3986 3.1): HTTPS:// is https://
         if "@" in bare:
             split_registry(host)  # refuses credentials in a registry string
         if "/" in bare:
@@ -314,6 +332,11 @@ class RegistryClient:
                 f"{e}; gave up after --timeout {self.deadline:g} s ({retries + 1} attempts);"
                 " check the registry, or raise --timeout"
             )
+        elif isinstance(e, Dropped) and e.timeout:
+            message = (
+                f"{e.where}: no answer from {self.host} within {self.read_timeout:g} s,"
+                f" {retries + 1} attempts (--retries {self.retries}); check the registry"
+            )
         else:
             message = f"{e} (gave up after {retries} retries)" if retries else str(e)
         if isinstance(e, Dropped):
@@ -378,6 +401,9 @@ class RegistryClient:
 
         self.stats.add(method)
         where = f"{method} {_show(url)}"
+        token = object()
+        with _IN_FLIGHT_LOCK:
+            _IN_FLIGHT[token] = (where, self.host, time.monotonic())
         try:
             response = self.http.send(self.http.build_request(method, url, **kwargs), stream=stream)
             status = response.status_code
@@ -391,6 +417,9 @@ class RegistryClient:
             raise self._transport_error(where, e) from None
         except (httpx.HTTPError, httpx.InvalidURL) as e:  # redirects, decoding, a bad URL
             raise RegistryError(f"{where}: {e}") from None
+        finally:
+            with _IN_FLIGHT_LOCK:
+                _IN_FLIGHT.pop(token, None)
         self.answered = True
         if status == 429 or status >= 500:
             retry_after = response.headers.get("Retry-After", "")

@@ -77,13 +77,20 @@ def host_problem(host: str) -> str | None:
 
 
 def registry_string(value: str, *, namespace: bool = False) -> str:
-    """``value`` checked, without surrounding blanks and a trailing `/`; else BadRegistry.
+    """``value`` checked, without a trailing `/`; else BadRegistry.
 
     ``namespace``: a namespace is required (staging prefixes). An `http://`
-    or `https://` prefix forces the scheme and is kept.
+    or `https://` prefix forces the scheme and is kept, in lower case (a
+    scheme is case-insensitive, RFC 3986 3.1). Blanks around the value are
+    refused, not dropped: they come from quoting gone wrong, which the user
+    should see.
     """
-    text = value.strip()
-    scheme, sep, rest = text.rpartition("://")
+    if value != value.strip():
+        raise BadRegistry(
+            f"{value!r}: blanks around the registry", f"write {value.strip()!r} (no blanks)"
+        )
+    scheme, sep, rest = value.rpartition("://")
+    scheme = scheme.lower()
     if sep and scheme not in SCHEMES:
         raise BadRegistry(f"{value!r}: unknown scheme {scheme!r}", "use https:// or none")
     rest = rest.rstrip("/")
@@ -117,12 +124,14 @@ def _redact(value: str) -> str:
 def split_registry(registry: str) -> tuple[str, str]:
     """'[https://]host:port/ns/sub' -> ('[https://]host:port', 'ns/sub').
 
-    An explicit `https://` or `http://` prefix stays on the host and forces
-    that scheme (`https://127.0.0.1:5000` for a loopback registry with TLS).
-    Credentials (`user:password@host`) are refused: they belong in the
-    docker config. The rest of the grammar is ``registry_string``'s.
+    An explicit `https://` or `http://` prefix (any case) stays on the host, in
+    lower case, and forces that scheme (`https://127.0.0.1:5000` for a
+    loopback registry with TLS). Credentials (`user:password@host`) are
+    refused: they belong in the docker config. The rest of the grammar is
+    ``registry_string``'s.
     """
     scheme, sep, rest = registry.strip("/").rpartition("://")
+    scheme = scheme.lower()
     if sep and scheme not in SCHEMES:
         raise RegistryError(f"registry {registry!r}: scheme must be http:// or https://")
     host, _, namespace = rest.partition("/")

@@ -10,21 +10,30 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from tools import client_env
-from tools.oci.client import LIMITS, MiB, RegistryClient
+from tools.oci.client import LIMITS, MiB, RegistryClient, oldest_in_flight
 from tools.oci.errors import NotFound, RegistryError, redact
 from tools.oci.reference import split_registry
 from tools.places import user_path
 from tools.registry import verify
 from tools.registry.plan import PlannedImage, left_out, load_plans, planned_image
-from tools.registry.push import Interrupted, Pusher, PushOptions, PushResult, human
+from tools.registry.push import (
+    Interrupted,
+    OutOfTime,
+    Pusher,
+    PushOptions,
+    PushResult,
+    human,
+)
 from tools.staging.clients import Clients
 
 CATALOG = Path("images/catalog.toml")
@@ -35,7 +44,10 @@ DEFAULT_LIMIT = 1000
 DEFAULT_JOBS = 8
 
 
-def _connection_args(p: argparse.ArgumentParser) -> None:
+PUSH_TIMEOUT = 3600.0  # `push --timeout`: the whole push's deadline, seconds
+
+
+def _connection_args(p: argparse.ArgumentParser, whole_push: bool = False) -> None:
     p.add_argument(
         "--insecure",
         action="store_true",
@@ -49,13 +61,24 @@ def _connection_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--backoff", type=float, default=0.5, help="first retry delay in seconds (doubles)"
     )
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=LIMITS.timeout,
-        help="give up on a request (an upload: on a chunk) still failing or unanswered after"
-        f" SECONDS, its retries included (default {LIMITS.timeout:g})",
-    )
+    if whole_push:
+        p.add_argument(
+            "--timeout",
+            type=float,
+            default=PUSH_TIMEOUT,
+            metavar="SECONDS",
+            help="the whole push's deadline: stop when it passes, whatever is in flight, and"
+            f" say what was pushed (default {PUSH_TIMEOUT:g})",
+        )
+    else:
+        p.add_argument(
+            "--timeout",
+            type=float,
+            default=LIMITS.timeout,
+            metavar="SECONDS",
+            help="give up on a request (an upload: on a chunk) still failing or unanswered"
+            f" after SECONDS, its retries included (default {LIMITS.timeout:g})",
+        )
     p.add_argument(
         "--chunk-size",
         type=int,
@@ -109,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         " error), and totals",
     )
     _jobs_arg(push)
-    _connection_args(push)
+    _connection_args(push, whole_push=True)
     verify.add_push_arguments(push)  # --attest, --sign, --key
 
     layout = sub.add_parser(
@@ -331,26 +354,70 @@ def cmd_plan(args) -> int:
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+STARTED = time.monotonic()  # the push's deadline counts from here (module import)
+LANDED_CHECK = 2.0  # seconds to ask whether the tag PUT in flight at a signal landed
 
 
 @contextmanager
-def _interruptible() -> Iterator[None]:
-    """Within: SIGINT and SIGTERM raise Interrupted; after the first one both are ignored."""
+def _interruptible(timeout: float | None = None) -> Iterator[None]:
+    """Within: SIGINT and SIGTERM raise Interrupted, and once ``timeout`` seconds have passed
+    since STARTED, OutOfTime (SIGALRM); after the first of them all are ignored."""
     got = []
 
     def stop(signum, _frame) -> None:
         got.append(signum)
-        for s in STOP_SIGNALS:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for s in (*STOP_SIGNALS, signal.SIGALRM):
             signal.signal(s, signal.SIG_IGN)
+        if signum == signal.SIGALRM:
+            raise OutOfTime()
         raise Interrupted(signum)
 
-    before = {s: signal.signal(s, stop) for s in STOP_SIGNALS}
+    before = {s: signal.signal(s, stop) for s in (*STOP_SIGNALS, signal.SIGALRM)}
+    if timeout is not None:
+        signal.setitimer(signal.ITIMER_REAL, max(timeout - (time.monotonic() - STARTED), 1e-3))
     try:
         yield
     finally:
         if not got:
+            signal.setitimer(signal.ITIMER_REAL, 0)
             for s, handler in before.items():
                 signal.signal(s, handler)
+
+
+def _out_of_time(timeout: float) -> str:
+    """The one line of a push stopped by its deadline: the request it was waiting for."""
+    waiting = oldest_in_flight()
+    if waiting:
+        where, host, waited = waiting
+        return (
+            f"no answer from {host} within --timeout {timeout:g} s, the push's deadline"
+            f" ({where}: waited {waited:.1f} s); check the registry, or raise --timeout"
+        )
+    return (
+        f"the push did not finish within --timeout {timeout:g} s, its deadline;"
+        " check the registry, or raise --timeout"
+    )
+
+
+def _landed(args, pusher: Pusher) -> bool:
+    """Whether the tag PUT in flight when the push stopped is in the registry on its
+    digest: asked once, for at most LANDED_CHECK seconds (a read; nothing is written)."""
+    image, _ref, tag, _action = pusher.tag_in_flight
+    client = RegistryClient(
+        image.host,
+        insecure=args.insecure,
+        ca_file=args.ca_file,
+        retries=0,
+        timeout=LANDED_CHECK,
+        deadline=LANDED_CHECK,
+    )
+    try:
+        return client.manifest_digest(image.name, tag) == image.load_descriptor().digest
+    except RegistryError:
+        return False
+    finally:
+        client.close()
 
 
 def cmd_push(args) -> int:
@@ -360,6 +427,9 @@ def cmd_push(args) -> int:
     settled: dict[str, str] = {}  # ref -> action, as each lands
 
     def on_ref(_image: PlannedImage, ref: str, action: str) -> None:
+        if action == "moved":  # an immutable tag another push took after it landed
+            settled.pop(ref, None)
+            return
         settled[ref] = action
         print(f"{'up to date' if action == 'up to date' else 'pushed'} {ref}", file=out, flush=True)
 
@@ -369,24 +439,38 @@ def cmd_push(args) -> int:
     )
     pusher = Pusher(options, on_ref=on_ref)
     attester = _attester(args, pusher)
-    result, refusal, signum = PushResult(), "", 0
+    result, refusal, signum, late = PushResult(), "", 0, ""
     try:
-        with _interruptible():
+        with _interruptible(args.timeout):
             if args.dry_run:
                 return _dry_run(pusher, images)
             result = pusher.push(images)
     except Interrupted as e:
         signum = e.signum
+    except OutOfTime:
+        late = _out_of_time(args.timeout)
+        if args.dry_run:
+            print(f"registry: error: {late}; dry run, nothing written", file=sys.stderr)
+            sys.stderr.flush()
+            os._exit(1)
     except RegistryError as e:  # refused before writing, or staging lost content
         if not args.json:
             raise
         refusal = str(e)
     finally:
-        if not signum:  # uploads in flight keep their connections: leave them
+        if not (signum or late):  # uploads in flight keep their connections: leave them
             pusher.close()
         if attester and attester.signer:
             attester.signer.close()
-    error = refusal or result.error
+    maybe = ""  # the tag whose PUT was in flight when the push stopped, landed or not
+    if pusher.tag_in_flight and (signum or late):
+        image, ref, _tag, action = pusher.tag_in_flight
+        # after a signal: ask whether it landed; at the deadline there is no time to ask
+        if signum and _landed(args, pusher):
+            on_ref(image, ref, action)
+        else:
+            maybe = ref
+    error = refusal or late or result.error
     if signum:
         error = f"interrupted by {signal.Signals(signum).name}"
     if args.json:
@@ -400,6 +484,8 @@ def cmd_push(args) -> int:
             " no tag written after it",
             file=sys.stderr,
         )
+    elif late:
+        print(f"registry: error: {late}", file=sys.stderr)
     elif result.failed:
         print(
             f"registry: error: push of {result.failed.label()} failed: {result.error}",
@@ -407,6 +493,8 @@ def cmd_push(args) -> int:
         )
     if error:
         _push_progress(images, settled)
+    if maybe:
+        print(f"  in flight when it stopped (may have landed): {maybe}", file=sys.stderr)
     print(_push_summary(images, settled, pusher), file=sys.stderr, flush=True)
     if attester:
         n = attester.counts
@@ -417,9 +505,10 @@ def cmd_push(args) -> int:
             file=sys.stderr,
             flush=True,
         )
-    if signum:  # exit now: do not wait for the threads of the abandoned uploads
+    if signum or late:  # exit now: do not wait for the threads of the abandoned uploads
         sys.stdout.flush()
-        os._exit(128 + signum)
+        sys.stderr.flush()
+        os._exit(128 + signum if signum else 1)
     return 1 if error else 0
 
 
@@ -605,7 +694,11 @@ def main(argv: list[str] | None = None) -> int:
 
             args.registry = check_registry(args.registry)
         if hasattr(args, "timeout"):
-            LIMITS.timeout, LIMITS.chunk_size = args.timeout, args.chunk_size * MiB
+            if args.timeout <= 0:
+                raise RegistryError(f"--timeout {args.timeout:g}: give a number of seconds > 0")
+            # push: one deadline for the whole push (cmd_push), none per request
+            per_request = math.inf if args.command == "push" else args.timeout
+            LIMITS.timeout, LIMITS.chunk_size = per_request, args.chunk_size * MiB
         return COMMANDS[args.command](args)
     except (RegistryError, client_env.ClientSettingsError) as e:
         print(f"registry: error: {e}", file=sys.stderr)

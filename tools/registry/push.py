@@ -24,17 +24,24 @@ Order of operations, and what it guarantees:
    on the right digest is left alone, which makes a no-op push 1 +
    number-of-tags requests per image. The immutable tag goes first, and the
    distribution API has no compare-and-swap: it is looked up again right
-   before its PUT, and read back after it (once a competing push that looked
-   before ours landed has had time to land too); another digest there stops
-   the push before the image's other tags move.
+   before its PUT, and read back after it; another digest there stops the
+   push before the image's other tags move.
+4. Two pushes of one immutable tag never both succeed (Fischer's mutual
+   exclusion, with ``IMMUTABLE_WINDOW`` as the bound on a write's delay): a
+   push whose PUT of an immutable tag was answered more than the window
+   after the look-up before it fails (it cannot know what it overwrote), and
+   before it succeeds every immutable tag it wrote is read again at least the
+   window after its PUT was answered. A competitor that looked before our PUT
+   landed and kept to the window has landed by then, so that read sees it.
 
 A manifest PUT answered DIGEST_INVALID or MANIFEST_BLOB_UNKNOWN (another
 push was uploading or mounting one of its blobs at that moment) is retried
 a few times, after a HEAD of every blob and a copy of those missing.
 
 Each ref is reported as it lands (or is found on its digest already), and a
-SIGINT or SIGTERM (``Interrupted``) stops the push between two requests: no
-tag is written after it.
+SIGINT or SIGTERM (``Interrupted``) or the push's deadline (``OutOfTime``)
+stops the push between two requests: no tag is written after it. The tag
+whose PUT was in flight then is ``tag_in_flight``: it may have landed.
 """
 
 from __future__ import annotations
@@ -75,6 +82,12 @@ BLOB_RACE = ("DIGEST_INVALID", "MANIFEST_BLOB_UNKNOWN", "BLOB_UNKNOWN")
 MANIFEST_ATTEMPTS = 4
 
 
+# The longest a push may take from the look-up of an immutable tag to the answer of its
+# PUT, and the least it waits after that answer before it reads the tag again for good.
+# Every push keeps to it, so two pushes of one tag never both succeed (module docstring).
+IMMUTABLE_WINDOW = 5.0
+
+
 class Interrupted(BaseException):
     """SIGINT or SIGTERM during a push: stop now (nothing may catch it as an error)."""
 
@@ -83,8 +96,13 @@ class Interrupted(BaseException):
         self.signum = signum
 
 
+class OutOfTime(BaseException):
+    """The push's deadline (--timeout) passed: stop now, like an interrupt."""
+
+
 # Called for each ref as it settles: (image, ref, action), action "uploaded" (blob
-# bytes copied for the image), "mounted" (written without copying bytes) or "up to date".
+# bytes copied for the image), "mounted" (written without copying bytes) or "up to date";
+# "moved": an immutable tag reported before was found on another digest at the end.
 OnRef = Callable[[PlannedImage, str, str], None]
 
 
@@ -96,6 +114,7 @@ class PushOptions:
     backoff: float = 0.5
     dry_run: bool = False
     jobs: int = 4
+    immutable_window: float = IMMUTABLE_WINDOW
 
 
 @dataclass
@@ -148,6 +167,10 @@ class Pusher:
         # called once the image's manifest is in the registry, before its tags
         # (tools/registry/attest.py: SBOM, provenance, signatures)
         self.before_tags: Callable[[PlannedImage, Descriptor], None] | None = None
+        # (image, ref, tag, action) of the tag PUT waiting for its answer, if one is
+        self.tag_in_flight: tuple[PlannedImage, str, str, str] | None = None
+        # immutable tags this push wrote: (image, its digest, when the PUT was answered)
+        self.immutable_written: list[tuple[PlannedImage, str, float]] = []
 
     @property
     def clients(self) -> dict[str, RegistryClient]:
@@ -208,12 +231,15 @@ class Pusher:
                 if immutable_now == d.digest:
                     self.on_ref(image, ref, "up to date")
                     continue
+                self.tag_in_flight = (image, ref, tag, action)
                 self.put_immutable(image, d)
             elif exists and c.manifest_digest(image.name, tag) == d.digest:
                 self.on_ref(image, ref, "up to date")
                 continue
             else:
+                self.tag_in_flight = (image, ref, tag, action)
                 self.put_manifest(image, d, tag)
+            self.tag_in_flight = None
             self.on_ref(image, ref, action)
 
     def put_immutable(self, image: PlannedImage, d: Descriptor) -> None:
@@ -221,22 +247,62 @@ class Pusher:
 
         Without compare-and-swap, a push that looked before our PUT landed may
         land its own after it: wait as long as our look and PUT took (about as
-        long as theirs can still take), then read the tag back.
+        long as theirs can still take), then read the tag back. A PUT answered
+        more than the window after the look-up fails the push: another push
+        may have written the tag in between, and reported it, before ours
+        landed. ``verify_immutable`` reads the tag again before the push ends.
         """
         c = self.client(image.host)
+        window = self.options.immutable_window
+        ref = f"{image.registry}/{image.repository}:{image.immutable}"
         start = time.monotonic()
         have = c.manifest_digest(image.name, image.immutable)
         if have is None:
             self.put_manifest(image, d, image.immutable)
-            time.sleep(time.monotonic() - start)
+            answered = time.monotonic()
+            took = answered - start
+            if took > window:
+                raise RegistryError(
+                    f"{ref}: its PUT was answered {took:.1f} s after its look-up, more than"
+                    f" the {window:g} s two pushes of one immutable tag are checked over:"
+                    " another push may have written it in between and succeeded, and this"
+                    f" one moved it to {d.digest} (this build); {image.label()}'s other tags"
+                    " were not written. Check which digest the other push reported, and put"
+                    " the tag back on it if it is not this one"
+                )
+            self.immutable_written.append((image, d.digest, answered))
+            time.sleep(took)
             have = c.manifest_digest(image.name, image.immutable)
         if have != d.digest:
             raise RegistryError(
-                f"{image.registry}/{image.repository}:{image.immutable} is {have or 'gone'},"
-                f" this build is {d.digest}: another push wrote it meanwhile; immutable tags"
-                f" never move, so {image.label()}'s other tags were not written. Rebuild from"
-                " the commit that made it, or push a new commit (new VCS_REF)"
+                f"{ref} is {have or 'gone'}, this build is {d.digest}: another push wrote it"
+                f" meanwhile; immutable tags never move, so {image.label()}'s other tags were"
+                " not written. Rebuild from the commit that made it, or push a new commit"
+                " (new VCS_REF)"
             )
+
+    def verify_immutable(self) -> tuple[PlannedImage, str] | None:
+        """Read every immutable tag this push wrote again, the window after its PUT was
+        answered: the first one another push moved meanwhile, with the message, or None."""
+        if not self.immutable_written:
+            return None
+        last = max(answered for _, _, answered in self.immutable_written)
+        wait = last + self.options.immutable_window - time.monotonic()
+        if wait > 0:
+            self.log(f"checking {len(self.immutable_written)} immutable tags in {wait:.1f} s")
+            time.sleep(wait)
+        for image, digest, _ in self.immutable_written:
+            have = self.client(image.host).manifest_digest(image.name, image.immutable)
+            if have != digest:
+                ref = f"{image.registry}/{image.repository}:{image.immutable}"
+                self.on_ref(image, ref, "moved")
+                return image, (
+                    f"{image.registry}/{image.repository}:{image.immutable} is {have or 'gone'},"
+                    f" this build is {digest}: another push, whose look-up came before this"
+                    " push's PUT landed, wrote it after; immutable tags never move: the tag is"
+                    " theirs, and this push failed"
+                )
+        return None
 
     def put_manifest(self, image: PlannedImage, d: Descriptor, reference: str) -> None:
         """PUT the manifest under ``reference`` (its digest or a tag).
@@ -387,4 +453,8 @@ class Pusher:
                 return result
             result.requests[image.label()] = self.total_requests() - before
             result.pushed.append(image)
+        moved = self.verify_immutable()
+        if moved:
+            result.failed, result.error = moved
+            result.pushed.remove(moved[0])
         return result
