@@ -363,9 +363,22 @@ def hints(
         out.append(
             f"the upstream image {upstream} cannot be pulled from here: give a mirror that holds"
             " it with --define UPSTREAM_IMAGE=<registry>/<path> (its tag is ROCM_VERSION), and"
-            ' see README.md "What runs where" for hosts that cannot build the real family'
+            ' see README.md "The upstream image" for air-gapped hosts'
         )
     return out
+
+
+def failure(
+    head: str, tail: list[str], recognised: list[str], stopped: str | None, where: str
+) -> str:
+    """A failed build's message. A cause we recognise (``recognised``, ``stopped``) ends it,
+    after BuildKit's own error line alone: the fix is the last line, not under a screen
+    of log. Otherwise BuildKit's last lines, which the user must read."""
+    if not (recognised or stopped):
+        return f"{head}; last {len(tail)} lines of BuildKit's log{where}:\n" + "\n".join(tail)
+    error = [line for line in tail if line.startswith("ERROR:")][-1:] or tail[-1:]
+    ends = [*recognised, *([f"{stopped}{where}"] if stopped else [])]
+    return f"{head}{where}; BuildKit says:\n" + "\n".join([*error, *ends])
 
 
 def describe(spec: dict, args: argparse.Namespace) -> str:
@@ -617,13 +630,19 @@ def run_buildx(
             if full:
                 raise BuildError(f"{describe(spec, args)}: {full}{where}")
             tail = log_path.read_text(errors="replace").splitlines()[-LOG_TAIL:]
-            stopped = staging_stopped(staging)
+            # only when BuildKit talked to it (our "# " header lines name it too): a build
+            # that failed before its push does not blame a registry it never reached
+            talked = any(staging.host in line for line in tail if not line.startswith("# "))
+            stopped = staging_stopped(staging) if talked else None
             raise BuildError(
-                f"image build failed: {describe(spec, args)} (docker buildx exit"
-                f" {proc.returncode}); last {len(tail)} lines of BuildKit's log{where}:\n"
-                + "\n".join(tail)
-                + "".join("\n" + h for h in hints(tail, spec, args.builder, stopped and staging))
-                + (f"\n{stopped}{where}" if stopped else "")
+                failure(
+                    f"image build failed: {describe(spec, args)} (docker buildx exit"
+                    f" {proc.returncode})",
+                    tail,
+                    hints(tail, spec, args.builder, stopped and staging),
+                    stopped,
+                    where,
+                )
             )
         digest = json.loads(metadata_file.read_text()).get("containerimage.digest")
     return digest, log_path if args.log else None
