@@ -78,5 +78,6 @@ DOCKERFILE_SRCS = {
         _S + "apt-install.sh",
         _S + "install-rust.sh",
         _S + "build-flash-attn.sh",
+        _S + "check-vllm-wheel.py",
     ],
 }
