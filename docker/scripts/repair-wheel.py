@@ -3,9 +3,16 @@
 Usage: python repair-wheel.py WHEEL --out OUT_DIR [--plugins DIR]...
 
 What auditwheel does, for wheels that only ever install into this image
-family: every library an ELF file of the wheel needs (ldd, so transitively)
-is copied into `<package>.libs/` under its SONAME, and RUNPATHs are set so
-the loader finds it there. auditwheel itself cannot be used: it only knows
+family: every library an ELF file of the wheel needs is copied into
+`<package>.libs/` under its SONAME, and RUNPATHs are set so the loader finds
+it there. The walk is auditwheel's (lddtree): each file's own DT_NEEDED,
+resolved as the loader would (ldd), descending into the libraries it
+vendors and stopping at provided ones. What a provided library needs is its
+provider's business (torch's libtorch_hip.so needs libmagma and libgomp,
+ROCm's HIP needs libelf, libdrm and libzstd): a RUNPATH applies to the file
+that carries it only, so vendoring those would be dead weight.
+
+auditwheel itself cannot be used: it only knows
 the glibc releases that existed when it was released and refuses a newer
 distro, and a manylinux tag would promise a portability these ROCm builds do
 not have.
@@ -32,6 +39,7 @@ import argparse
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import sysconfig
@@ -77,18 +85,74 @@ def is_elf(path: Path) -> bool:
         return f.read(4) == b"\x7fELF"
 
 
+def needed(path: Path) -> list[str]:
+    """The DT_NEEDED entries of the ELF file ``path`` (x86-64: 64-bit, little-endian), in
+    order, read from its dynamic section as the loader reads them."""
+    with path.open("rb") as f:
+
+        def read(offset: int, size: int) -> bytes:
+            f.seek(offset)
+            return f.read(size)
+
+        ident = read(0, 16)
+        if ident[:4] != b"\x7fELF" or ident[4] != 2 or ident[5] != 1:
+            sys.exit(f"repair-wheel: {path} is not a 64-bit little-endian ELF file")
+        (shoff,) = struct.unpack("<Q", read(0x28, 8))
+        shentsize, shnum = struct.unpack("<HH", read(0x3A, 4))
+        # (name, type, flags, addr, offset, size, link, info, addralign, entsize)
+        sections = [
+            struct.unpack("<IIQQQQIIQQ", read(shoff + i * shentsize, 64)) for i in range(shnum)
+        ]
+        for section in sections:
+            if section[1] != 6:  # SHT_DYNAMIC
+                continue
+            strings = read(sections[section[6]][4], sections[section[6]][5])
+            dynamic = read(section[4], section[5])
+            names = []
+            for tag, value in struct.iter_unpack("<qQ", dynamic[: len(dynamic) // 16 * 16]):
+                if tag == 0:  # DT_NULL
+                    break
+                if tag == 1:  # DT_NEEDED
+                    names.append(strings[value : strings.index(b"\0", value)].decode())
+            return names
+    return []
+
+
 def dependencies(path: Path) -> dict[str, Path]:
-    """soname -> resolved path of everything `path` loads, transitively."""
-    result: dict[str, Path] = {}
+    """soname -> resolved path of each library ``path`` needs itself (its DT_NEEDED),
+    found as the loader finds them (ldd, with the environment's package lib/ dirs)."""
+    found: dict[str, str] = {}
     for line in run("ldd", str(path), env=ldd_env()).splitlines():
         match = re.match(r"\s*(\S+) => (\S+)", line)
-        if not match:
-            continue
-        soname, resolved = match.groups()
-        if resolved == "not":
+        if match:
+            found[match.group(1)] = match.group(2)
+    result: dict[str, Path] = {}
+    for soname in needed(path):
+        resolved = found.get(soname)
+        if resolved in (None, "not") and not SYSTEM.match(soname):
             sys.exit(f"repair-wheel: {path.name} needs {soname}, missing in the build image")
-        result[soname] = Path(resolved)
+        if resolved not in (None, "not"):
+            result[soname] = Path(resolved)
     return result
+
+
+def to_vendor(files: list[Path], root: Path) -> dict[str, Path]:
+    """soname -> path of every library to vendor for the ELF ``files`` of the wheel at
+    ``root``: what they need, or what a library vendored for them needs, that is not
+    provided (wanted). Provided libraries are not descended into."""
+    vendor: dict[str, Path] = {}
+    queue = list(files)
+    walked: set[Path] = set()
+    while queue:
+        path = queue.pop(0)
+        if path in walked:
+            continue
+        walked.add(path)
+        for soname, resolved in dependencies(path).items():
+            if soname not in vendor and wanted(soname, resolved, root):
+                vendor[soname] = resolved
+                queue.append(resolved.resolve())
+    return vendor
 
 
 def wanted(soname: str, resolved: Path, root: Path) -> bool:
@@ -132,29 +196,18 @@ def main() -> int:
                     soname = run("patchelf", "--print-soname", str(module.resolve())) or module.name
                     shutil.copy2(module.resolve(), target / soname)
 
-        # Vendor until nothing new appears: vendored libraries and plugins
-        # have dependencies of their own.
-        vendored: set[str] = set()
-        while True:
-            new: dict[str, Path] = {}
-            for path in sorted(root.rglob("*")):
-                if is_elf(path):
-                    for soname, resolved in dependencies(path).items():
-                        if soname not in vendored and wanted(soname, resolved, root):
-                            new[soname] = resolved
-            if not new:
-                break
-            for soname, resolved in new.items():
-                shutil.copy2(resolved.resolve(), libs / soname)
-                vendored.add(soname)
-                print(f"repair-wheel: vendoring {soname} from {resolved}")
+        # The wheel's ELF files (plugins included) and, walking their DT_NEEDED,
+        # the libraries vendored for them; never what provided libraries need.
+        own = [path for path in sorted(root.rglob("*")) if is_elf(path)]
+        vendored = to_vendor(own, root)
+        for soname, resolved in vendored.items():
+            shutil.copy2(resolved.resolve(), libs / soname)
+            print(f"repair-wheel: vendoring {soname} from {resolved}")
 
-        vendored_names = vendored | {p.name for p in libs.rglob("*.so*")}
+        vendored_names = set(vendored) | {p.name for p in libs.rglob("*.so*")}
         patched = 0
         for path in sorted(root.rglob("*")):
-            if is_elf(path) and vendored_names & set(
-                run("patchelf", "--print-needed", str(path)).split()
-            ):
+            if is_elf(path) and vendored_names & set(needed(path)):
                 add_runpath(path, libs)
                 patched += 1
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+
+import pytest
 
 SCRIPTS = Path("docker/scripts").resolve()  # runfiles path (cwd = runfiles root)
 RUNNING = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -192,3 +195,63 @@ def test_repair_wheel_finds_an_installed_packages_libraries_without_a_runpath(tm
         assert "needs libtorch_hip.so, missing in the build image" in str(e)
     else:
         raise AssertionError("ldd found libtorch_hip.so without the environment's lib dirs")
+
+
+def _lib(tmp_path: Path, out: Path, name: str, *link: str, calls: str = "") -> Path:
+    """A shared library ``out`` (SONAME ``name``) whose function ``name``-stem calls ``calls``."""
+    stem = name.split(".")[0]
+    src = tmp_path / f"{stem}.c"
+    decl = f"int {calls}(void);\n" if calls else ""
+    body = f"return {calls}();" if calls else "return 1;"
+    src.write_text(f"{decl}int {stem}(void) {{ {body} }}\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _cc("-shared", "-fPIC", f"-Wl,-soname,{name}", "-Wl,--no-as-needed", str(src), "-o", str(out),
+        *link)  # fmt: skip
+    return out
+
+
+def test_repair_wheel_vendors_what_the_wheel_needs_never_what_provided_libraries_need(tmp_path):
+    # torchvision's shape: its extension needs torch's libtorch_hip.so (provided: torch/lib),
+    # which needs libmagma, libgomp, ... (not provided by the image, but torch's business),
+    # and libjpeg (not provided: vendored, with what libjpeg itself needs).
+    site = tmp_path / "site-packages"
+    other = tmp_path / "usr-lib"  # not provided: neither /opt/rocm nor the environment
+    lib_b = _lib(tmp_path, other / "libB.so.1", "libB.so.1")
+    _lib(tmp_path, site / "torch/lib/libA.so", "libA.so", f"-L{other}", "-l:libB.so.1",
+         f"-Wl,-rpath,{other}", calls="libB")  # fmt: skip
+    lib_d = _lib(tmp_path, other / "libD.so.3", "libD.so.3")
+    lib_c = _lib(tmp_path, other / "libC.so.2", "libC.so.2", f"-L{other}", "-l:libD.so.3",
+                 f"-Wl,-rpath,{other}", calls="libD")  # fmt: skip
+    wheel = tmp_path / "wheel"
+    ext = _lib(tmp_path, wheel / "torchvision/_C.so", "_C.so", f"-L{site / 'torch/lib'}",
+               "-lA", f"-L{other}", "-l:libC.so.2", f"-Wl,-rpath,{other}")  # fmt: skip
+    repair = _repair_wheel(site)
+
+    assert repair.needed(ext)[:2] == ["libA.so", "libC.so.2"]
+    readelf = subprocess.run(["readelf", "-d", str(ext)], capture_output=True, text=True).stdout
+    assert repair.needed(ext) == re.findall(r"\(NEEDED\)\s+Shared library: \[(\S+)\]", readelf)
+
+    vendored = repair.to_vendor([ext], wheel)
+    # libC (the extension's own, not provided) and libD (which libC needs); never libA
+    # (provided) nor libB (needed by libA only)
+    assert vendored == {"libC.so.2": lib_c, "libD.so.3": lib_d}, vendored
+    assert lib_b not in vendored.values()
+
+    # a library the wheel needs that is missing fails naming it
+    lib_c.unlink()
+    with pytest.raises(SystemExit, match=r"_C.so needs libC.so.2, missing in the build image"):
+        repair.to_vendor([ext], wheel)
+
+
+def test_repair_wheel_ignores_what_is_missing_below_a_provided_library(tmp_path):
+    # a provided library whose own dependency is absent in the build image is no concern of
+    # the wheel's (check-shared-libs.sh checks the image that provides it)
+    site = tmp_path / "site-packages"
+    other = tmp_path / "usr-lib"
+    _lib(tmp_path, other / "libB.so.1", "libB.so.1")
+    _lib(tmp_path, site / "torch/lib/libA.so", "libA.so", f"-L{other}", "-l:libB.so.1",
+         f"-Wl,-rpath,{other}", calls="libB")  # fmt: skip
+    wheel = tmp_path / "wheel"
+    ext = _lib(tmp_path, wheel / "pkg/_C.so", "_C.so", f"-L{site / 'torch/lib'}", "-lA")
+    (other / "libB.so.1").unlink()
+    assert _repair_wheel(site).to_vendor([ext], wheel) == {}
