@@ -415,7 +415,12 @@ def main() -> int:
         runtime = image_check.desc.load(run.descriptor(label("pytorch-run"))).staging_ref
         result = image_check.check_wheelhouse(runtime, house, deps, projects)
         assert result.ok, result.detail
-        return result.detail
+        outside = image_check.check_outside_images(
+            runtime, house, deps, CATALOG.defaults["PYTHON_VERSION"]
+        )
+        assert outside.ok, outside.detail
+        assert (house / "README.txt").read_text().startswith("these wheels are for the")
+        return f"{result.detail}; {outside.detail}; README.txt says what they are for"
 
     @check(f"rocm-runtime for {REFUSED_ARCH} is refused, named in Bazel's error")
     def _refused():

@@ -137,6 +137,15 @@ def test_collects_one_arch_from_bazel_out_and_skips_the_others(tmp_path, run, st
     assert "skipped 7 staged images of other archs or targets" in err
     manifest = json.loads((out / "wheelhouse.json").read_text())
     assert (manifest["arch"], manifest["rocm_version"]) == ("gfx1201", "10.1.0-full")
+    # should say, where the wheels are published and as it ends, that they are for the
+    # family's images only and what fails outside them
+    statement = "these wheels are for the rocm-pytorch images for gfx1201 (ROCm 10.1.0-full) only"
+    assert manifest["for"].startswith(statement)
+    assert (out / "README.txt").read_text() == manifest["for"] + "\n"
+    assert stdout.splitlines()[-1] == f"note: {manifest['for']}"
+    for named in ("/opt/rocm", "neither bundle it nor declare it", "import torch",
+                  "libamdhip64.so", "runtime:*-gfx1201"):  # fmt: skip
+        assert named in manifest["for"], named
     assert [i["target"] for i in manifest["images"]] == [t for t in WHEELS if t != "aiter-wheel"]
     vllm = next(i for i in manifest["images"] if i["target"] == "vllm-wheel")
     assert vllm["origin"] == str(
@@ -217,9 +226,11 @@ def test_replaces_a_previous_wheelhouse(tmp_path, run, staging):
     names = wheels_in(out)
     assert len(names) == 8 and not any("gfx950" in n for n in names)
     assert sorted(p.name for p in out.iterdir() if not p.name.endswith(".whl")) == [
+        "README.txt",
         "simple",
         "wheelhouse.json",
     ]
+    assert "for gfx942 (ROCm" in (out / "README.txt").read_text()
 
 
 def test_takes_wheels_layer_by_layer_with_whiteouts(tmp_path, run, staging):

@@ -602,6 +602,51 @@ def check_wheelhouse(runtime: str, wheelhouse: Path, deps: Path, projects: list[
     )
 
 
+OUTSIDE = """/usr/bin/pythonVERSION -m venv /tmp/clean \\
+    && /tmp/clean/bin/pip install --quiet --no-index --find-links /w/wheelhouse \\
+    --find-links /w/deps PIN && echo installed
+/tmp/clean/bin/python -c 'import torch' 2>/tmp/err; echo "import exit $?"; tail -n 1 /tmp/err
+"""
+MISSING = re.compile(r"ImportError: (lib[^:/\s]+\.so[.0-9]*): cannot open shared object file")
+
+
+def check_outside_images(
+    runtime: str, wheelhouse: Path, deps: Path, python: str, docker: str = "docker"
+) -> Result:
+    """The torch wheel of ``wheelhouse`` on a host without the family's ROCm (runtime's
+    /opt hidden by an empty tmpfs: no ROCm, no venv; its system Python stays): pip installs
+    it, and `import torch` fails in one line naming a library of runtime's /opt/rocm/lib
+    (docs/wheelhouse.md, "What the wheels need")."""
+    pin = _wheel_pins(wheelhouse)["torch"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for src, dest in ((wheelhouse, "wheelhouse"), (deps, "deps")):
+            shutil.copytree(src, Path(tmp) / dest)
+        os.chmod(tmp, 0o755)
+        proc = subprocess.run(
+            [docker, "run", "--rm", "--network", "none", "--tmpfs", "/opt", "--volume",
+             f"{tmp}:/w:ro", "--entrypoint", "", runtime, "bash", "-c",
+             OUTSIDE.replace("PIN", pin).replace("VERSION", python)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    out = proc.stdout.strip().splitlines()
+    last = out[-1] if out else ""
+    missing = MISSING.search(last)
+    rocm = ""
+    if missing:
+        rocm = run_in(
+            runtime, f"ls /opt/rocm/lib/{missing.group(1)} 2>/dev/null || true", entrypoint=""
+        ).strip()
+    ok = "installed" in out and "import exit 1" in out and bool(missing) and bool(rocm)
+    return Result(
+        "torch wheel outside the images",
+        ok,
+        f"with runtime's /opt hidden, pip install --no-index {pin}:"
+        f" {'installed' if 'installed' in out else 'FAILED ' + proc.stderr[-300:]}; import torch:"
+        f" {last or proc.stderr[-300:]!r}"
+        f"{f' ({rocm} in the image)' if rocm else ' (not a library of its /opt/rocm/lib)'}",
+    )
+
+
 def run(arch: str, upstream: Path, runtime: Path, base: Path) -> list[Result]:
     loaded = {
         "upstream": desc.load(upstream),

@@ -230,6 +230,7 @@ def run(args) -> int:
     # PIP_CONFIG_FILE=/dev/null: no configured extra index or constraint joins in
     index = (out / "simple").absolute().as_uri()
     print(f"install: PIP_CONFIG_FILE=/dev/null pip install --index-url {index} torch vllm")
+    print(f"note: {house.for_images(arch, rocm)}")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Write a wheelhouse: the wheels, the PEP 503 index and wheelhouse.json.
+"""Write a wheelhouse: the wheels, the PEP 503 index, wheelhouse.json and README.txt.
 
 OUT is either new, empty, or a previous wheelhouse (it has wheelhouse.json),
 whose wheels and index are replaced only once every image has been read.
@@ -19,7 +19,21 @@ from tools.wheelhouse.index import WheelFile, parse_filename, project_of, write_
 from tools.wheelhouse.model import WheelImage
 
 MANIFEST = "wheelhouse.json"
+README = "README.txt"
 SCRATCH_PREFIX = ".wheelhouse-"
+
+
+def for_images(arch: str, rocm_version: str) -> str:
+    """What the wheels need, said where they are published: they are built for the family's
+    images and run only there (docs/wheelhouse.md, "What the wheels need")."""
+    return (
+        f"these wheels are for the rocm-pytorch images for {arch} (ROCm {rocm_version}) only:"
+        " they link the ROCm of those images (/opt/rocm: HIP, rocBLAS, hipBLASLt, MIOpen,"
+        " RCCL, ...) and neither bundle it nor declare it, so pip installs them anywhere,"
+        " but outside those images `import torch` fails naming the ROCm library it lacks"
+        " (ImportError: libamdhip64.so...: cannot open shared object file); install them"
+        f" in an image of the family (runtime:*-{arch}, FROM it, or its ROCm {rocm_version})"
+    )
 
 
 @dataclass(frozen=True)
@@ -50,6 +64,7 @@ def _clear_previous(out: Path) -> None:
         p.unlink()
     shutil.rmtree(out / "simple", ignore_errors=True)
     (out / MANIFEST).unlink(missing_ok=True)
+    (out / README).unlink(missing_ok=True)
 
 
 def _unique(wheels: Sequence[Wheel]) -> list[Wheel]:
@@ -69,6 +84,7 @@ def manifest(result: Result) -> dict:
     return {
         "arch": result.arch,
         "rocm_version": result.rocm_version,
+        "for": for_images(result.arch, result.rocm_version),
         "images": [
             {
                 "target": i.target,
@@ -117,6 +133,7 @@ def write(
         write_index(out, [WheelFile(w.filename, w.sha256) for w in wheels])
         result = Result(out, arch, rocm_version, tuple(images), tuple(wheels))
         (out / MANIFEST).write_text(json.dumps(manifest(result), indent=2) + "\n")
+        (out / README).write_text(for_images(arch, rocm_version) + "\n")
         return result
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
