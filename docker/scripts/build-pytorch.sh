@@ -114,6 +114,11 @@ export USE_MAGMA=1 MAGMA_HOME=$magma
 # ExternalProject (AOTRITON_INSTALL_FROM_SOURCE counts when merely defined).
 export USE_FLASH_ATTENTION=1 USE_MEM_EFF_ATTENTION=1 AOTRITON_INSTALLED_PREFIX=$aotriton
 unset AOTRITON_INSTALL_FROM_SOURCE PYTORCH_AOTRITON_COMMIT PYTORCH_AOTRITON_BASE_URL
+# torch.distributed with RCCL (its nccl backend on ROCm) and the Kineto profiler
+# (roctracer on ROCm): PyTorch's defaults on Linux, named here as upstream's ROCm
+# wheels name them, so an environment that turns one off cannot; the smoke test
+# checks both (torch.distributed.is_nccl_available(), kineto_available()).
+export USE_DISTRIBUTED=1 USE_NCCL=1 USE_RCCL=1 USE_KINETO=1
 
 mkdir -p "$out"
 python -m pip wheel --no-build-isolation --no-deps --wheel-dir "$out" --verbose .

@@ -6,7 +6,7 @@ Usage: python smoke-test-torch.py [--version 2.15.0] [--arch gfx950] [--triton 3
 without --version or --triton those checks are skipped.
 
 Runs anywhere: the build checks (a HIP build, the expected version, our
-triton, MAGMA and AOTriton compiled in) and small CPU computations always
+triton, MAGMA, AOTriton, RCCL and Kineto compiled in) and small CPU computations always
 run; the GPU checks (rocBLAS, MAGMA, AOTriton's flash attention) run when a GPU
 is visible (`docker run --device /dev/kfd --device /dev/dri ...`) and are
 reported as skipped otherwise, so the image builds on GPU-less builders and
@@ -68,9 +68,24 @@ def build_checks(version: str | None, triton_version: str | None) -> None:
         images = lib / "aotriton.images"
         assert images.is_dir() and any(images.iterdir()), f"no AOTriton kernels in {images}"
 
+    def has_rccl() -> None:
+        # torch.distributed's NCCL backend is RCCL on ROCm (USE_DISTRIBUTED, USE_RCCL).
+        import torch.distributed as dist
+
+        assert dist.is_available(), "torch.distributed unavailable: built without USE_DISTRIBUTED"
+        assert dist.is_nccl_available(), "no nccl backend: built without RCCL (USE_RCCL)"
+
+    def has_kineto() -> None:
+        # The profiler's Kineto (roctracer on ROCm) is USE_KINETO.
+        from torch.autograd import profiler
+
+        assert profiler.kineto_available(), "built without Kineto (USE_KINETO)"
+
     check("HIP build", is_hip_build)
     check("MAGMA compiled in", has_magma)
     check("AOTriton (flash attention) compiled in", has_aotriton)
+    check("RCCL (torch.distributed, nccl backend) compiled in", has_rccl)
+    check("Kineto (profiler) compiled in", has_kineto)
     if version:
         check(f"torch version {version}", has_version)
     if triton_version:

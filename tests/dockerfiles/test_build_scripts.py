@@ -136,6 +136,10 @@ exit 0
 """
 
 
+# PyTorch build options the host may have set: the scripts must set them themselves.
+BUILD_OPTIONS = ("USE_DISTRIBUTED", "USE_NCCL", "USE_RCCL", "USE_KINETO")
+
+
 class Run:
     def __init__(self, proc: subprocess.CompletedProcess[str], log: Path) -> None:
         self.proc = proc
@@ -168,7 +172,7 @@ def run_script(tmp_path):
 
     def run(script: str, *args: str, wheel: str = "", env: dict | None = None) -> Run:
         full_env = dict(
-            os.environ,
+            {k: v for k, v in os.environ.items() if k not in BUILD_OPTIONS},
             PATH=f"{bin_dir}:{os.environ['PATH']}",
             FAKE_LOG=str(log),
             FAKE_WHEEL=wheel,
@@ -410,6 +414,9 @@ def test_pytorch_installs_its_build_requirements_with_our_pins_and_builds_for_th
     assert env["PYTORCH_ROCM_ARCH"] == "gfx1100" and env["USE_ROCM"] == "1"
     assert env["PYTORCH_BUILD_VERSION"] == "2.15.0+rocm10.1.0" and "ROCM_VERSION" not in env
     assert env["BLAS"] == "MKL" and env["CMAKE_INCLUDE_PATH"].endswith("/include")
+    # torch.distributed with RCCL and Kineto, named as upstream's ROCm wheels name them
+    for option in ("USE_DISTRIBUTED", "USE_NCCL", "USE_RCCL", "USE_KINETO"):
+        assert env[option] == "1", option
     assert "--no-build-isolation" in r.calls("wheel")[0].split()
     assert "hipified" in r.proc.stdout
 

@@ -3,12 +3,15 @@
 docker/scripts/build-pytorch.sh runs `pip wheel --no-build-isolation .` after
 tools/amd_build/build_amd.py, with USE_ROCM, PYTORCH_ROCM_ARCH, ROCM_PATH,
 PYTORCH_BUILD_VERSION, BLAS=MKL and MKLROOT, USE_MAGMA and MAGMA_HOME,
-USE_FLASH_ATTENTION and AOTRITON_INSTALLED_PREFIX, MAX_JOBS. This build
+USE_FLASH_ATTENTION and AOTRITON_INSTALLED_PREFIX, USE_DISTRIBUTED, USE_NCCL
+and USE_RCCL, USE_KINETO (PyTorch's defaults: on), MAX_JOBS. This build
 reads the same variables and fails where PyTorch's would, or where PyTorch's
 would quietly build something else (BLAS=MKL without MKL is an error there
 too). hipcc compiles the hipified kernels for each arch of
 PYTORCH_ROCM_ARCH into torch/lib/libtorch_hip.so, linked with libmagma.so
-and libaotriton_v2.so; AOTriton's library and kernel images ship in
+and libaotriton_v2.so (and RCCL's librccl.so when distributed with RCCL
+is on: torch.distributed.is_nccl_available() asks it its version);
+AOTriton's library and kernel images ship in
 torch/lib as aotriton.cmake installs them; torch._C is a C extension on
 libtorch_hip.so. The tensor library itself is numpy: seconds, not hours.
 """
@@ -57,6 +60,22 @@ AOTRITON = (
 )
 if AOTRITON and not (AOTRITON / "lib" / "libaotriton_v2.so").is_file():
     sys.exit(f"stand-in torch: no libaotriton_v2.so in {AOTRITON}/lib")
+
+
+def option(name: str, default: str) -> bool:
+    """A PyTorch build option from the environment (1, ON, YES, TRUE: tools/setup_helpers)."""
+    return os.environ.get(name, default).upper() in ("1", "ON", "YES", "TRUE", "Y")
+
+
+# torch.distributed with the NCCL backend, which on ROCm is RCCL (LoadHIP.cmake finds it
+# in ROCM_PATH), and the Kineto profiler: PyTorch builds both by default on Linux.
+DISTRIBUTED = option("USE_DISTRIBUTED", "1")
+RCCL = DISTRIBUTED and option("USE_NCCL", "1") and option("USE_RCCL", "1")
+KINETO = option("USE_KINETO", "1")
+if RCCL and not (ROCM / "include" / "rccl" / "rccl.h").is_file():
+    sys.exit(
+        f"stand-in torch: USE_RCCL is on, but there is no RCCL in {ROCM} (include/rccl/rccl.h)"
+    )
 if not MAGMA or not AOTRITON:
     sys.exit(
         "stand-in torch: the family builds with MAGMA and AOTriton;"
@@ -88,7 +107,11 @@ class BuildWithHip(build_ext):
             "-O2",
             *(f"--offload-arch={a}" for a in ARCHS),
             f'-DTORCH_HIP_ARCH_LIST="{";".join(ARCHS)}"',
+            f"-DTORCH_USE_DISTRIBUTED={int(DISTRIBUTED)}",
+            f"-DTORCH_USE_RCCL={int(RCCL)}",
+            f"-DTORCH_USE_KINETO={int(KINETO)}",
             f"-I{MAGMA / 'include'}",
+            f"-I{ROCM / 'include'}",
             f"-I{AOTRITON / 'include'}",
             *map(str, HIP_SOURCES),
             "-x",
@@ -100,6 +123,7 @@ class BuildWithHip(build_ext):
             f"-L{lib}",
             "-lmagma",
             "-laotriton_v2",
+            *([f"-L{ROCM / 'lib'}", "-lrccl"] if RCCL else []),
             "-Wl,-rpath,$ORIGIN",
         ]
         print(" ".join(hipcc), flush=True)

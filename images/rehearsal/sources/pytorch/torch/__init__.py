@@ -24,12 +24,14 @@ from torch._tensor import (
 
 __version__ = version.__version__
 
-from torch import backends, cuda, linalg, nn, testing
+from torch import autograd, backends, cuda, distributed, linalg, nn, testing
 
 __all__ = [
     "Tensor",
+    "autograd",
     "backends",
     "cuda",
+    "distributed",
     "eye",
     "float16",
     "float32",

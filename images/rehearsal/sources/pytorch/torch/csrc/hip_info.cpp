@@ -5,6 +5,9 @@
 #include <magma.h>
 
 #include "aotriton/runtime.h"
+#if TORCH_USE_RCCL
+#include <rccl/rccl.h>
+#endif
 
 extern "C" const char* torch_hip_arch_list() { return TORCH_HIP_ARCH_LIST; }
 
@@ -20,3 +23,19 @@ extern "C" int torch_hip_device_count() {
     int count = 0;
     return hipGetDeviceCount(&count) == hipSuccess ? count : 0;
 }
+
+// torch.distributed's NCCL backend on ROCm is RCCL: the version of the RCCL linked in,
+// 0 when built without it (USE_DISTRIBUTED, USE_NCCL/USE_RCCL).
+extern "C" int torch_hip_rccl_version() {
+#if TORCH_USE_RCCL
+    int version = 0;
+    return ncclGetVersion(&version) == ncclSuccess ? version : 0;
+#else
+    return 0;
+#endif
+}
+
+extern "C" int torch_hip_distributed() { return TORCH_USE_DISTRIBUTED; }
+
+// The Kineto profiler (USE_KINETO).
+extern "C" int torch_hip_kineto() { return TORCH_USE_KINETO; }
