@@ -227,6 +227,53 @@ cd /tmp && PYTHONPATH=/opt/rocm/share/amd_smi {python} -W ignore -c '{AMD_SMI}'"
     )
 
 
+# A Python C extension compiled and imported as Triton's runtime/build.py compiles its
+# launcher: the compiler from CC, else gcc, else clang on PATH; Python.h from sysconfig's
+# include of the running interpreter (Debian's posix_local scheme read as posix_prefix).
+C_EXTENSION = r"""
+import importlib.util, os, shutil, subprocess, sys, sysconfig, tempfile
+cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("clang")
+if cc is None:
+    sys.exit("no C compiler: CC is unset and neither gcc nor clang is on PATH")
+scheme = sysconfig.get_default_scheme()
+include = sysconfig.get_paths(scheme="posix_prefix" if scheme == "posix_local" else scheme)[
+    "include"]
+if not os.path.isfile(os.path.join(include, "Python.h")):
+    sys.exit(f"no Python.h in {include} (sysconfig's include)")
+work = tempfile.mkdtemp()
+src = os.path.join(work, "probe.c")
+with open(src, "w") as f:
+    f.write('#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n'
+            'static PyObject *add(PyObject *s, PyObject *a) { long x, y;'
+            ' if (!PyArg_ParseTuple(a, "ll", &x, &y)) return NULL; return PyLong_FromLong(x + y); }\n'
+            'static PyMethodDef m[] = {{"add", add, METH_VARARGS, NULL}, {NULL, NULL, 0, NULL}};\n'
+            'static struct PyModuleDef d = {PyModuleDef_HEAD_INIT, "probe", NULL, -1, m};\n'
+            'PyMODINIT_FUNC PyInit_probe(void) { return PyModule_Create(&d); }\n')
+so = os.path.join(work, "probe" + sysconfig.get_config_var("EXT_SUFFIX"))
+subprocess.run([cc, src, "-O3", "-shared", "-fPIC", "-o", so, f"-I{include}"], check=True)
+spec = importlib.util.spec_from_file_location("probe", so)
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+print("compiled", cc, include, module.add(2, 3), os.getuid())
+"""
+
+
+def check_c_extension(image: str, name: str) -> Result:
+    """In ``image``, as its user, a Python C extension compiles with the image's own compiler
+    and headers, found the way Triton finds them, and imports."""
+    try:
+        out = run_in(image, f"python - <<'EOF'\n{C_EXTENSION}\nEOF", entrypoint="").split()
+    except CheckError as e:
+        return Result(f"{name} compiles a C extension", False, str(e)[-400:])
+    ok = out[:1] == ["compiled"] and out[3:4] == ["5"]
+    return Result(
+        f"{name} compiles a C extension",
+        ok,
+        f"{out[1] if ok else out} against {out[2] if ok else '?'}/Python.h, imported as uid"
+        f" {out[4] if ok else '?'} (Triton's launcher path)",
+    )
+
+
 def copy_out(image: str, path: str, dest: Path, docker: str = "docker") -> Path:
     """``path`` of ``image`` copied into the directory ``dest``: the image may be FROM
     scratch (a container of it is created, never started); where it landed."""
