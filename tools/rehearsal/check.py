@@ -245,7 +245,8 @@ src = os.path.join(work, "probe.c")
 with open(src, "w") as f:
     f.write('#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n'
             'static PyObject *add(PyObject *s, PyObject *a) { long x, y;'
-            ' if (!PyArg_ParseTuple(a, "ll", &x, &y)) return NULL; return PyLong_FromLong(x + y); }\n'
+            ' if (!PyArg_ParseTuple(a, "ll", &x, &y)) return NULL;'
+            ' return PyLong_FromLong(x + y); }\n'
             'static PyMethodDef m[] = {{"add", add, METH_VARARGS, NULL}, {NULL, NULL, 0, NULL}};\n'
             'static struct PyModuleDef d = {PyModuleDef_HEAD_INIT, "probe", NULL, -1, m};\n'
             'PyMODINIT_FUNC PyInit_probe(void) { return PyModule_Create(&d); }\n')
