@@ -53,6 +53,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
 
 from tests.e2e import two_engines
+from tools import client_env
 from tools.registry.sign import find_cosign
 from tools.scratch_bazel import Checks
 
@@ -175,15 +176,18 @@ def _aquery():
         env = {kv["key"]: kv["value"] for kv in action.get("environmentVariables", [])}
         assert set(env) <= {"PATH"}, f"{labels[action['targetId']]} keys on {sorted(env)}"
         assert env.get("PATH", "/bin:/usr/bin:/usr/local/bin") == "/bin:/usr/bin:/usr/local/bin"
-        # ... but in the volatile status file, an input, so the action waits for this
-        # build's (tools/client_env.py)
+        # ... but by the path of the file the repository rule wrote, the same string on
+        # every machine (images/private/client_settings.bzl)
         argv = action["arguments"]
         assert "--client-settings" in argv, f"{labels[action['targetId']]}: no --client-settings"
-        assert argv[argv.index("--client-settings") + 1] == "bazel-out/volatile-status.txt"
+        given = argv[argv.index("--client-settings") + 1]
+        assert given == client_env.BAZEL_FILE, (
+            f"{labels[action['targetId']]}: --client-settings {given}"
+        )
     # (embedded staging: loopback blobs, so descriptors stay out of every cache)
     return (
         f"{len(graph['actions'])} ImageBuild actions in the graph, triton-wheel: 1;"
-        " environment: PATH only; client settings: the volatile status file"
+        " environment: PATH only; client settings: their file's path"
     )
 
 
