@@ -12,7 +12,9 @@ here use the reproducible output (`--define reproducible=1`, as
   whatever the archs, and every ImageBuild action is local and uncached,
   with no environment but Bazel's fixed PATH in its key;
 - an unknown `--define arch` fails analysis and lists the known archs; so
-  do a misspelled `--define` key and a bad `--define registry=`; asking
+  do a misspelled or unknown `--define` key (`group=`), a bad `--define
+  registry=` and `//tests/e2e:push_all` (no all group), each in one line
+  without a Starlark traceback; asking
   aiter-wheel (gfx942, gfx950 only) for gfx1201 fails analysis in one line
   (its push refuses an empty plan), and push_default.plan for gfx1201 leaves
   it out and says so;
@@ -195,7 +197,10 @@ def _unknown_arch():
     assert want in proc.stderr, proc.stderr[-2000:]
 
 
-@check("a misspelled --define or a bad --define registry fails analysis, building nothing")
+@check(
+    "a misspelled or unknown --define, a bad --define registry and push_all fail analysis in one"
+    " line, building nothing"
+)
 def _bad_defines():
     proc = bazel("build", "//tests/e2e:push_default", "--define=PYTORCH_VERION=2.16.0", check=False)
     assert proc.returncode != 0, "analysis succeeded"
@@ -207,6 +212,25 @@ def _bad_defines():
     assert proc.returncode != 0, "analysis succeeded"
     assert 'bad namespace component "UP"' in proc.stderr, proc.stderr[-1000:]
     assert "Building image" not in proc.stderr
+    # a key nobody reads is no longer ignored; each error is one line, no traceback
+    for args, want in [
+        (
+            ["//tests/e2e:push_default", "--define=group=nosuch"],
+            "in --define group=nosuch: unknown key group; known keys: arch, attest,",
+        ),
+        (["//tests/e2e:pytorch", "--define=arch=gfx951"], "in --define arch=gfx951: unknown arch"),
+        (
+            ["//tests/e2e:push_all"],
+            "in //tests/e2e:push_all: there is no `all` group, on purpose (a target outside every"
+            " group, e.g. pytorch-test, is never pushed by accident); known groups: default,"
+            " wheels, serving; push one with bazel run //tests/e2e:push_default,",
+        ),
+    ]:
+        proc = bazel("build", "--nobuild", *args, check=False)
+        assert proc.returncode != 0, f"{args}: analysis succeeded"
+        assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        lines = [line for line in proc.stderr.splitlines() if want in line]
+        assert len(lines) == 1 and lines[0].startswith("ERROR: "), proc.stderr[-2000:]
 
 
 @check(

@@ -2,7 +2,7 @@
 
 load(":image.bzl", "rocm_image_rule")
 load(":image_set.bzl", "image_set")
-load(":push.bzl", "image_layout", "image_load", "image_plan", "image_push", "image_verify")
+load(":push.bzl", "image_layout", "image_load", "image_plan", "image_push", "image_verify", "no_group")
 
 def image_label(name, arch = None):
     """The label name of catalogue target `name` for `arch` ('pytorch.gfx950', 'triton-wheel').
@@ -49,7 +49,9 @@ def image_family(
     Every target `T` also gets `T.push`, `T.push.plan` and `T.push.verify`,
     and every group `G` gets `push_G`, `push_G.plan` and `push_G.verify`
     (see image_push, image_plan; `.verify` checks signatures, SBOMs and
-    provenance of what the push published, see tools/registry). Every
+    provenance of what the push published, see tools/registry). Without an
+    `all` group, `push_all` (and `.plan`, `.verify`; manual) fails analysis
+    in one line naming the groups. Every
     image (`T.A`, or `T` when arch-free) gets `.load` (into the local Docker
     engine under its real tags) and `.layout` (an OCI layout); both manual.
 
@@ -198,6 +200,43 @@ def image_family(
             [":" + _pushed(m, targets[m], archs) for m in members],
             selectable_tags,
             visibility,
+        )
+    if groups and "all" not in groups:
+        _no_all_group(groups, tags, visibility)
+
+def no_all_group_message(package, groups, suffix = ""):
+    """Why `push_all<suffix>` fails: there is no `all` group, on purpose; the groups and what to run.
+
+    Args:
+      package: str, the family's package (`images`).
+      groups: list[str], the group names in catalogue order.
+      suffix: str, "" or the sibling's suffix (`.plan`, `.verify`).
+
+    Returns:
+      str, one line.
+    """
+    where = "//%s:" % package
+    return "%spush_all%s: there is no `all` group, on purpose (a target outside every group, e.g. pytorch-test, is never pushed by accident); known groups: %s; push one with bazel run %spush_%s%s, or one target with bazel run %s<target>.push%s" % (
+        where,
+        suffix,
+        ", ".join(groups),
+        where,
+        groups[0],
+        suffix,
+        where,
+        suffix,
+    )
+
+def _no_all_group(groups, tags, visibility):
+    """`push_all`, `.plan`, `.verify`: fail analysis naming the groups (there is no `all`, on purpose)."""
+    for suffix in ["", ".plan", ".verify"]:
+        no_group(
+            name = "push_all" + suffix,
+            group = "all",
+            message = no_all_group_message(native.package_name(), list(groups.keys()), suffix),
+            # manual: `bazel build //images/...` must not fail on it
+            tags = tags + ["manual"],
+            visibility = visibility,
         )
 
 def _in_group(name):

@@ -1,7 +1,7 @@
 """Implementation of image_push, image_plan, image_load and image_layout: publish or materialize images."""
 
 load(":client_settings.bzl", "CLIENT_SETTINGS_ATTRS", "client_settings_argument")
-load(":defines.bzl", "flag_define")
+load(":defines.bzl", "analysis_error", "flag_define")
 load(":image.bzl", "LOCAL_DOCKER_EXECUTION_REQUIREMENTS")
 load(":image_info.bzl", "ImageInfo", "ImageSetInfo")
 
@@ -252,4 +252,19 @@ image_layout = rule(
             cfg = "exec",
         ),
     } | CLIENT_SETTINGS_ATTRS,
+)
+
+def _no_group_impl(ctx):
+    return analysis_error(ctx, ctx.attr.message, subject = "group=" + ctx.attr.group, attribute = "group")
+
+# Not in defs.bzl: image_family makes `push_all` (and its `.plan`, `.verify`)
+# with it, so the name people try first fails in one line naming the groups.
+no_group = rule(
+    implementation = _no_group_impl,
+    doc = "Fails analysis with `message`: a push target of a group that does not exist, on purpose.",
+    attrs = {
+        "group": attr.string(doc = "The group there is none of (`all`).", mandatory = True),
+        "message": attr.string(doc = "One line: why, the known groups, what to run instead.", mandatory = True),
+    },
+    executable = True,
 )
