@@ -58,6 +58,7 @@ def _plan_file(ctx, images):
             }
             for i in images
         ],
+        "label": "//%s:%s" % (ctx.label.package, ctx.label.name),
         "left_out": _left_out(ctx.attr.images),
     }, indent = "  ") + "\n")
     return plan

@@ -86,3 +86,18 @@ def test_a_launcher_without_its_runfiles_says_so_in_one_line(tmp_path):
     assert r.returncode == 2
     (line,) = r.stderr.splitlines()
     assert "cannot find" in line and line.endswith("run it with bazel run")
+
+
+def test_the_plan_says_what_it_plans_in_a_header_on_stderr(expected):
+    # `bazel run //tests/e2e:push_default.plan`, no --define: the default arch
+    r = run([str(LAUNCHER.absolute())], Path.cwd(), runfiles_dir=str(RUNFILES))
+    assert r.returncode == 0, r.stderr
+    refs = r.stdout.splitlines()
+    # should keep stdout one ref a line, and count them in the header
+    assert all(ref.count(":") >= 1 and not ref.startswith("#") for ref in refs)
+    registry = refs[0].rsplit("/", 1)[0]
+    # the default group for one arch: 14 images, a versioned and a floating tag each
+    assert len(refs) == 28, refs
+    assert r.stderr.splitlines() == [
+        f"# //tests/e2e:push_default for gfx950: 14 images, 28 tags -> {registry}"
+    ]

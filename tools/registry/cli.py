@@ -23,7 +23,14 @@ from tools.oci.errors import NotFound, RegistryError, redact
 from tools.oci.reference import split_registry
 from tools.places import user_path
 from tools.registry import verify
-from tools.registry.plan import PlannedImage, left_out, load_plans, planned_image
+from tools.registry.plan import (
+    PlannedImage,
+    left_out,
+    load_plans,
+    plan_header,
+    plan_labels,
+    planned_image,
+)
 from tools.registry.push import Interrupted, Pusher, PushOptions, PushResult, human
 from tools.staging.clients import Clients
 
@@ -138,7 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     plan = sub.add_parser(
         "plan",
         help="print the refs a plan would push",
-        description="Print each registry/repository:tag of the plan, parents first."
+        description="Print each registry/repository:tag of the plan, parents first, on"
+        " stdout; first a `# TARGET for ARCHS: N images, M tags -> REGISTRY` line on stderr."
         " Reads only tagconf's specs: no image is built.",
     )
     _plan_args(plan)
@@ -312,6 +320,8 @@ def cmd_load(args) -> int:
 
 def cmd_plan(args) -> int:
     images = _load_plans(args)
+    # on stderr: stdout stays one ref a line (or the JSON document)
+    print(plan_header(plan_labels(args.plan), images), file=sys.stderr, flush=True)
     if args.json:
         doc = [
             {
