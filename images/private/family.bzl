@@ -56,8 +56,11 @@ def image_family(
     engine under its real tags) and `.layout` (an OCI layout); both manual.
 
     A target whose repository is named otherwise, and by no other target, is
-    also reachable by the repository's name: `base.gfx950` is an alias of
-    `pytorch-base.gfx950`, `runtime` of `pytorch-run`.
+    also reachable by the repository's name, with every sibling the target
+    has: `base.gfx950` is an alias of `pytorch-base.gfx950`, `runtime` of
+    `pytorch-run`, `base.gfx950.load` of `pytorch-base.gfx950.load`,
+    `runtime.push.plan` of `pytorch-run.push.plan` (also `.layout`,
+    `.push`, `.push.verify`).
 
     For each arch target `T` and each arch `A` it creates `T.A` (pinned to A;
     its parents are the `.A` variants of its catalogue parents, or the
@@ -180,18 +183,18 @@ def image_family(
         _push_pair(name + ".push", [":" + _pushed(name, t, archs)], selectable_tags, visibility)
 
     # The repository's name where it is no target's: base.gfx950 is pytorch-base.gfx950
-    # (users name images as they are tagged).
+    # (users name images as they are tagged), with every sibling the target has:
+    # base.gfx950.load, base.push, base.push.plan, ...
     repositories = [t["repository"] for t in targets.values()]
     for name, t in targets.items():
         repo = t["repository"]
         if repo == name or repo in targets or len([r for r in repositories if r == repo]) > 1:
             continue
-        native.alias(name = repo, actual = ":" + name, tags = selectable_tags, visibility = visibility)
-        for arch in t["archs"]:
+        for alias, actual, manual_only in _repository_aliases(name, repo, t, archs):
             native.alias(
-                name = image_label(repo, arch),
-                actual = ":" + image_label(name, arch),
-                tags = tags + ["manual"],
+                name = alias,
+                actual = ":" + actual,
+                tags = tags + ["manual"] if manual_only else selectable_tags,
                 visibility = visibility,
             )
     for group, members in groups.items():
@@ -238,6 +241,19 @@ def _no_all_group(groups, tags, visibility):
             tags = tags + ["manual"],
             visibility = visibility,
         )
+
+def _repository_aliases(name, repo, t, archs):
+    """(alias, actual, always manual) for every target the family makes for catalogue target `name`."""
+    out = [(repo, name, False)]
+    out += [(repo + s, name + s, False) for s in [".push", ".push.plan", ".push.verify"]]
+    if t["arch"] and t["archs"] != archs:
+        out.append((_in_group(repo), _in_group(name), False))
+    images = [image_label(name, a) for a in t["archs"]] if t["arch"] else []
+    for image in images:
+        out.append((repo + image[len(name):], image, True))
+    for image in images or [name]:
+        out += [(repo + image[len(name):] + s, image + s, True) for s in [".load", ".layout"]]
+    return out
 
 def _in_group(name):
     """The image_set a push takes for a target built for some archs only."""
