@@ -20,6 +20,7 @@ here use the reproducible output (`--define reproducible=1`, as
   it out and says so;
 - the real family analyses for all nine archs, its push_default.plan is
   exactly tagconf's tags, and `--config=release` adds the -g<sha> tags;
+  push_default.help has no ImageBuild or ImageSpec action under it;
 - `--define cache_registry` exports BuildKit's cache where prune-cache finds it;
 - `--config=release` publishes the fixture family signed (cosign, a key made
   here), with SBOM and provenance attached; `.verify` passes; a second
@@ -291,6 +292,19 @@ def _real_plan():
     # (an ImageBuild of the real family cannot succeed here: no upstream
     # image, so a run that succeeds built none)
     return f"{len(want.splitlines())} refs"
+
+
+@check("//images:push_default.help prints the push's help, with no image under it")
+def _help_builds_nothing():
+    graph = bazel(
+        "aquery",
+        'mnemonic("ImageBuild|ImageSpec", deps(//images:push_default.help))',
+        "--output=jsonproto",
+    ).stdout
+    assert not json.loads(graph or "{}").get("actions"), "an image action under .help"
+    proc = bazel("run", "//images:push_default.help")
+    assert "  --dry-run" in proc.stdout and "//images:push_wheels" in proc.stdout, proc.stdout
+    assert "Building image" not in proc.stderr, proc.stderr[-2000:]
 
 
 @check("--config=release stamps the commit: the plan has -g<short sha> tags")

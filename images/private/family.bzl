@@ -2,7 +2,7 @@
 
 load(":image.bzl", "rocm_image_rule")
 load(":image_set.bzl", "image_set")
-load(":push.bzl", "image_layout", "image_load", "image_plan", "image_push", "image_verify", "no_group")
+load(":push.bzl", "image_layout", "image_load", "image_plan", "image_push", "image_push_help", "image_verify", "no_group")
 
 def image_label(name, arch = None):
     """The label name of catalogue target `name` for `arch` ('pytorch.gfx950', 'triton-wheel').
@@ -46,10 +46,12 @@ def image_family(
         visibility = None):
     """Declares every image of a catalogue: one per target and arch, plus the selectors.
 
-    Every target `T` also gets `T.push`, `T.push.plan` and `T.push.verify`,
-    and every group `G` gets `push_G`, `push_G.plan` and `push_G.verify`
-    (see image_push, image_plan; `.verify` checks signatures, SBOMs and
-    provenance of what the push published, see tools/registry). Without an
+    Every target `T` also gets `T.push`, `T.push.plan`, `T.push.verify` and
+    `T.push.help`, and every group `G` gets `push_G`, `push_G.plan`,
+    `push_G.verify` and `push_G.help` (see image_push, image_plan; `.verify`
+    checks signatures, SBOMs and provenance of what the push published, see
+    tools/registry; `.help` prints the push's options, targets, archs,
+    registry and the groups without building anything). Without an
     `all` group, `push_all` (and `.plan`, `.verify`; manual) fails analysis
     in one line naming the groups. Every
     image (`T.A`, or `T` when arch-free) gets `.load` (into the local Docker
@@ -180,7 +182,7 @@ def image_family(
     # A push takes a target's arch-filtered set: `bazel build //images/...`
     # analyses every `.plan`, whatever --define arch asks for.
     for name, t in targets.items():
-        _push_pair(name + ".push", [":" + _pushed(name, t, archs)], selectable_tags, visibility)
+        _push_pair(name + ".push", [":" + _pushed(name, t, archs)], [name], catalog, selectable_tags, visibility)
 
     # The repository's name where it is no target's: base.gfx950 is pytorch-base.gfx950
     # (users name images as they are tagged), with every sibling the target has:
@@ -201,6 +203,8 @@ def image_family(
         _push_pair(
             "push_" + group,
             [":" + _pushed(m, targets[m], archs) for m in members],
+            members,
+            catalog,
             selectable_tags,
             visibility,
         )
@@ -245,7 +249,7 @@ def _no_all_group(groups, tags, visibility):
 def _repository_aliases(name, repo, t, archs):
     """(alias, actual, always manual) for every target the family makes for catalogue target `name`."""
     out = [(repo, name, False)]
-    out += [(repo + s, name + s, False) for s in [".push", ".push.plan", ".push.verify"]]
+    out += [(repo + s, name + s, False) for s in [".push", ".push.help", ".push.plan", ".push.verify"]]
     if t["arch"] and t["archs"] != archs:
         out.append((_in_group(repo), _in_group(name), False))
     images = [image_label(name, a) for a in t["archs"]] if t["arch"] else []
@@ -301,8 +305,18 @@ def _materializers(image, tags, visibility):
         visibility = visibility,
     )
 
-def _push_pair(name, images, tags, visibility):
+def _push_pair(name, images, members, catalog, tags, visibility):
     image_push(name = name, images = images, tags = tags, visibility = visibility)
+
+    # Help without a build: it depends on the catalogue only.
+    image_push_help(
+        name = name + ".help",
+        push = name,
+        targets = members,
+        catalog = catalog,
+        tags = [t for t in tags if t != "manual"],
+        visibility = visibility,
+    )
     image_verify(name = name + ".verify", images = images, tags = tags, visibility = visibility)
 
     # The plan never builds an image, so it is never manual.
