@@ -11,8 +11,13 @@ tests/oci/registry_strings.bzl holds both to the same answers.
 # Make variables Bazel itself puts in ctx.var.
 _BAZEL_VARS = ["BINDIR", "COMPILATION_MODE", "GENDIR", "TARGET_CPU"]
 
-# The lower-case `--define` keys the image rules read.
-LOWERCASE_KEYS = ["arch", "attest", "builders", "cache_registry", "registry", "reproducible", "sign", "staging", "upstream"]
+# The lower-case `--define` keys the project reads: the image rules', and
+# bench/heavy's `heavy_dockerfile` (a config_setting there). Any other
+# lower-case key fails analysis: Bazel would otherwise ignore it silently.
+LOWERCASE_KEYS = ["arch", "attest", "builders", "cache_registry", "heavy_dockerfile", "registry", "reproducible", "sign", "staging", "upstream"]
+
+# The keys among them whose values are a closed list (the switches are FLAG_KEYS).
+KEY_VALUES = {"heavy_dockerfile": ["overlap"]}
 
 # The lower-case keys that are switches: `--define KEY=1` or `KEY=0` (absent: 0).
 FLAG_KEYS = ["attest", "reproducible", "sign"]
@@ -74,8 +79,8 @@ def unknown_define_error(var, value_keys):
     """The error for a `--define` key nobody reads, or None.
 
     An upper-case key must be a catalogue `[defaults]` key (they are upper
-    case) or one of OPTIONAL_ARGS; a lower-case key close to one the rules read (`regsitry`) is a
-    typo. Other lower-case keys may belong to other rules and pass.
+    case) or one of OPTIONAL_ARGS; a lower-case key must be one of
+    LOWERCASE_KEYS (a close one, `regsitry`, is named as the likely typo).
 
     Args:
       var: dict, the make variables (`ctx.var`).
@@ -98,8 +103,32 @@ def unknown_define_error(var, value_keys):
                 ", ".join(OPTIONAL_ARGS),
             )
         hint = _nearest(key, LOWERCASE_KEYS)
-        if hint:
-            return "--define %s=%s: unknown key %s; did you mean %s?" % (key, var[key], key, hint)
+        return "--define %s=%s: unknown key %s; %sknown keys: %s, the catalogue's upper-case keys (%s) and optional build args%s" % (
+            key,
+            var[key],
+            key,
+            "did you mean %s? " % hint if hint else "",
+            ", ".join(LOWERCASE_KEYS),
+            ", ".join(value_keys),
+            _GROUP_HINT if key in ["group", "groups"] else "",
+        )
+    return None
+
+# `--define group=` is a guess at how to pick a group: groups are targets.
+_GROUP_HINT = "; a group is pushed by its own target, e.g. bazel run //images:push_default (no --define)"
+
+def value_error(var):
+    """The error for a KEY_VALUES key given a value outside its list, or None.
+
+    Args:
+      var: dict, the make variables (`ctx.var`).
+
+    Returns:
+      str or None.
+    """
+    for key, values in sorted(KEY_VALUES.items()):
+        if key in var and var[key] not in values:
+            return "--define %s=%s: unknown value; known: %s (or leave %s out)" % (key, var[key], ", ".join(values), key)
     return None
 
 _HEX = _DIGITS + "abcdefABCDEF"
@@ -317,38 +346,79 @@ def upstream_error(value):
         ", ".join(["%s (%s)" % (k, v) for k, v in sorted(UPSTREAMS.items())]),
     )
 
-def check_defines(var, value_keys, archs = None):
-    """Fail analysis on a misspelled `--define` key, a bad registry string or builders map.
+def defines_error(var, value_keys, archs = None):
+    """The first problem of the `--define`s: an unknown key, a bad value, registry string or builders map.
 
     Args:
       var: dict, the make variables (`ctx.var`).
       value_keys: list[str], the catalogue's [defaults] keys.
       archs: list[str] or None, the catalogue's archs (checks `--define builders=`).
+
+    Returns:
+      str (one line naming the input at fault and the fix) or None.
     """
-    error = unknown_define_error(var, value_keys)
+    error = unknown_define_error(var, value_keys) or value_error(var)
     if error:
-        fail(error)
+        return error
     if "builders" in var:
         error = parse_builders(var["builders"], archs).error
         if error:
-            fail(error)
+            return error
     if "registry" in var:
         error = registry_error("registry", var["registry"])
         if error:
-            fail(error)
+            return error
     if var.get("cache_registry"):  # empty: no cache
         error = registry_error("cache_registry", var["cache_registry"])
         if error:
-            fail(error)
+            return error
     if var.get("staging", "embedded") != "embedded":
         error = registry_error("staging", var["staging"], need_namespace = True)
         if error:
-            fail(error)
+            return error
     if "upstream" in var:
         error = upstream_error(var["upstream"])
         if error:
-            fail(error)
+            return error
     for key in FLAG_KEYS:
         error = flag_error(var, key)
         if error:
-            fail(error)
+            return error
+    return None
+
+def analysis_error(ctx, message, subject = None, attribute = "--define"):
+    """Fails analysis of `ctx`'s target with `message` on one line, without a Starlark traceback.
+
+    `fail()` in a rule implementation prints `Traceback (most recent call
+    last):` and two lines per Starlark frame before the message (7 lines for
+    a check two calls deep). An attribute error prints one line, and
+    `ctx.expand_make_variables` reports an undefined variable as an error of
+    the attribute it is given by name, so Bazel 7.7.1 prints
+
+        ERROR: <BUILD file>:<line>:<col>: in <message> -- from the --define attribute of <rule> rule <label>: $(<subject>) not defined
+
+    The target fails analysis as with `fail()` (its dependents are not
+    analysed; `analysistest` sees the message in AnalysisFailureInfo). The
+    caller returns at once with the value returned here, which Bazel
+    discards. .ci/e2e_checks.py (`_bad_defines`) holds the output to this
+    shape.
+
+    Args:
+      ctx: rule context.
+      message: str, one line: the input at fault and the fix.
+      subject: str or None, what is not defined (`group=nosuch`); None: the
+        `KEY=VALUE` of a message that starts `--define KEY=VALUE: `.
+      attribute: str, what the message is about, for the line's tail.
+
+    Returns:
+      list: no providers.
+    """
+    if subject == None:
+        subject = message.partition(": ")[0]
+        if subject.startswith("--define "):
+            subject = subject[len("--define "):]
+
+    # A space or `)` would end the variable's name, a `$` start another.
+    name = "".join(["_" if c in " ()$" else c for c in subject.elems()])
+    ctx.expand_make_variables("%s -- from the %s" % (message, attribute), "$(%s)" % name, {})
+    return []

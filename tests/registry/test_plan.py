@@ -9,7 +9,13 @@ import pytest
 from tools.oci.client import is_loopback
 from tools.oci.errors import RegistryError
 from tools.oci.reference import split_registry
-from tools.registry.plan import PlannedImage, check_collisions, dedupe, order_parents_first
+from tools.registry.plan import (
+    PlannedImage,
+    check_collisions,
+    dedupe,
+    order_parents_first,
+    plan_header,
+)
 
 
 def image(target, arch=None, parents=(), repository=None, tags=("v1", "latest")):
@@ -116,3 +122,22 @@ def test_user_paths_are_relative_to_where_bazel_run_was_typed(monkeypatch):
     assert user_path("/etc/ca.pem") == Path("/etc/ca.pem")
     monkeypatch.delenv("BUILD_WORKING_DIRECTORY")
     assert user_path("ca.pem") == Path("ca.pem")
+
+
+@pytest.mark.parametrize(
+    "labels, images, want",
+    [
+        (
+            ["//images:push_default"],
+            [image("triton-wheel"), image("pytorch", "gfx950"), image("pytorch", "gfx1201")],
+            "# //images:push_default for gfx950, gfx1201: 3 images, 6 tags -> r.example/ns",
+        ),
+        (
+            [],
+            [image("triton-wheel", tags=("v1",))],
+            "# plan for noarch: 1 image, 1 tag -> r.example/ns",
+        ),
+    ],
+)
+def test_plan_header_counts_images_and_tags(labels, images, want):
+    assert plan_header(labels, images) == want

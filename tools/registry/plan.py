@@ -101,6 +101,38 @@ def left_out(paths: list[Path]) -> list[str]:
     return notes
 
 
+def plan_labels(paths: list[Path]) -> list[str]:
+    """The Bazel targets the plans were written for (`//images:push_default`), once each.
+
+    A plan names the label of its push target (images/private/push.bzl); a
+    `.plan` target's is that push's (`.plan` left off).
+    """
+    labels: list[str] = []
+    for path in paths:
+        try:
+            label = json.loads(path.read_text()).get("label")
+        except (OSError, ValueError, AttributeError) as e:
+            raise RegistryError(f"{path}: not a push plan ({e}); rebuild the push target") from None
+        if label and label.removesuffix(".plan") not in labels:
+            labels.append(label.removesuffix(".plan"))
+    return labels
+
+
+def plan_header(labels: list[str], images: list[PlannedImage]) -> str:
+    """One `#` line: what the plan pushes, for which archs, how many images and tags, where.
+
+    e.g. `# //images:push_default for gfx950: 14 images, 42 tags -> HOST/rocm-pytorch`.
+    """
+    archs = list(dict.fromkeys(i.arch for i in images if i.arch)) or ["noarch"]
+    registries = list(dict.fromkeys(i.registry for i in images))
+    tags = sum(len(i.tags) for i in images)
+    name = ", ".join(labels) or "plan"
+    return (
+        f"# {name} for {', '.join(archs)}: {len(images)} image{'s' * (len(images) != 1)},"
+        f" {tags} tag{'s' * (tags != 1)} -> {', '.join(registries) or '-'}"
+    )
+
+
 def _read_plan(path: Path, registry: str | None) -> list[PlannedImage]:
     try:
         entries = json.loads(path.read_text())["images"]
