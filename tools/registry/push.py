@@ -316,7 +316,7 @@ class Pusher:
                 c.put_manifest(image.name, reference, d.manifest, d.media_type)
                 return
             except BadStatus as e:
-                code = next((k for k in BLOB_RACE if e.status == 400 and k in str(e)), None)
+                code = next((k for k in e.codes if e.status == 400 and k in BLOB_RACE), None)
                 if not code or attempt == MANIFEST_ATTEMPTS - 1:
                     raise
                 self.log(f"  PUT {image.name}:{reference[:19]}: {code}; checking the blobs")
