@@ -227,6 +227,143 @@ def registry_error(key, value, need_namespace = False):
         return "--define %s=%s: %s; give HOST[:PORT]/NAMESPACE, e.g. %s" % (key, value, problem, example)
     return None
 
+# Docker Hub: the registry of a reference that names none, for `--define
+# UPSTREAM_IMAGE=` only (tools/oci/reference.py: DOCKER_HUB).
+DOCKER_HUB = "docker.io"
+
+_WORD = _LOWER + _LOWER.upper() + _DIGITS + "_"
+_HEX_LENGTH = {"sha256": 64, "sha512": 128}
+
+def _tag_error(tag):
+    # [\w][\w.-]{0,127}
+    if not tag or len(tag) > 128 or tag[0] not in _WORD or not all([c in _WORD + ".-" for c in tag.elems()]):
+        return "bad tag %r (word characters, . and -, at most 128)" % tag
+    return None
+
+def _digest_error(digest):
+    # ALGORITHM:ENCODED; algorithm [a-z0-9]+([.+_-][a-z0-9]+)*, encoded [a-zA-Z0-9=_-]+
+    algorithm, colon, encoded = digest.partition(":")
+    bad = "bad digest %r (want ALGORITHM:HEX, e.g. sha256:<64 hex digits>)" % digest
+    if not colon or not algorithm or not encoded:
+        return bad
+    if algorithm[0] in ".+_-" or algorithm[-1] in ".+_-" or not all([c in _LOWER + _DIGITS + ".+_-" for c in algorithm.elems()]):
+        return bad
+    for i in range(len(algorithm) - 1):
+        if algorithm[i] in ".+_-" and algorithm[i + 1] in ".+_-":
+            return bad
+    if not all([c in _LOWER + _LOWER.upper() + _DIGITS + "=_-" for c in encoded.elems()]):
+        return bad
+    length = _HEX_LENGTH.get(algorithm)
+    if length and (len(encoded) != length or not all([c in _DIGITS + "abcdef" for c in encoded.elems()])):
+        return "bad digest %r (%s takes %d lower-case hex digits)" % (digest, algorithm, length)
+    return None
+
+def _looks_like_registry(component):
+    return "." in component or ":" in component or component == "localhost" or component.startswith("[")
+
+def parse_reference(text, default_registry = None):
+    """An image reference, `[SCHEME://]REGISTRY/REPOSITORY[:TAG][@DIGEST]`, parsed.
+
+    tools/oci/reference.py's `Reference.parse`, for analysis time; the table in
+    tests/oci/references.bzl holds both to the same answers. Without
+    `default_registry` the first component is the registry and a reference of
+    one component is refused; with it, Docker's rule decides (`.`, `:`,
+    `localhost` or `[` in the first component: a registry; else
+    `default_registry`, and Docker Hub's `library/` for one component).
+
+    Args:
+      text: str.
+      default_registry: str or None.
+
+    Returns:
+      struct(registry, repository, tag, digest, error): error is None or what is
+      wrong; the other fields are None when it is not.
+    """
+
+    def refused(problem):
+        return struct(registry = None, repository = None, tag = None, digest = None, error = "image reference %r: %s" % (text, problem))
+
+    if not text:
+        return refused("empty")
+    for c in text.elems():
+        if c in " \t\n\r\f\v":
+            return refused("blanks in it")
+    scheme, sep, rest = text.rpartition("://")
+    if sep and scheme.lower() not in ["http", "https"]:
+        return refused("unknown scheme %r" % scheme)
+    if sep and not rest.partition("/")[0]:
+        return refused("a scheme but no registry")
+    name, at, digest = rest.partition("@")
+    if at and "/" in digest:
+        return struct(registry = None, repository = None, tag = None, digest = None, error = "image reference: credentials in a reference end up in logs")
+    head, _, last = name.rpartition("/")
+    path, colon, tag = last.partition(":")
+    host, slash, first = head.partition("/")
+    repository = "%s/%s" % (first, path) if slash else path
+    if default_registry != None and not sep and not _looks_like_registry(host):
+        host = ""
+        repository = "%s/%s" % (head, path) if head else path
+    if not host:
+        if sep:
+            return refused("no repository")
+        if default_registry == None:
+            return refused("no registry")
+        host = default_registry
+        if host == DOCKER_HUB and "/" not in repository:
+            repository = "library/" + repository
+    if host.startswith("[") and "]" in host:
+        problem = _host_error(host)
+    elif "/" in host or "@" in host:
+        problem = "bad registry %r" % host
+    else:
+        problem = _host_error(host)
+    if problem:
+        return refused(problem)
+    if not repository:
+        return refused("no repository")
+    for component in repository.split("/"):
+        problem = _component_error(component)
+        if problem:
+            return refused(problem.replace("namespace", "repository"))
+    if len(host) + 1 + len(repository) > 255:
+        return refused("name longer than 255 characters")
+    if colon:
+        problem = _tag_error(tag)
+        if problem:
+            return refused(problem)
+    if at:
+        problem = _digest_error(digest)
+        if problem:
+            return refused(problem)
+    return struct(
+        registry = (scheme.lower() + "://" + host) if sep else host,
+        repository = repository,
+        tag = tag if colon else None,
+        digest = digest if at else None,
+        error = None,
+    )
+
+def upstream_image_error(value):
+    """Why `--define UPSTREAM_IMAGE=value` is not an image repository, or None.
+
+    Docker Hub's short names are taken (`rocm/dev-ubuntu-26.04`); a tag or
+    digest is refused: the tag is ROCM_VERSION.
+
+    Args:
+      value: str.
+
+    Returns:
+      str or None.
+    """
+    parsed = parse_reference(value, DOCKER_HUB)
+    if parsed.error:
+        problem = parsed.error
+    elif parsed.tag != None or parsed.digest != None:
+        problem = "image reference %r: a tag or digest (its tag is ROCM_VERSION)" % value
+    else:
+        return None
+    return "--define UPSTREAM_IMAGE=%s: %s; give [REGISTRY/]REPOSITORY, e.g. mirror.example.internal/rocm/dev-ubuntu-26.04" % (value, problem)
+
 # `--define builders=` keys that are not archs: the default for archs not
 # named, and the arch-free targets.
 ANY_ARCH = "*"
@@ -374,6 +511,10 @@ def defines_error(var, value_keys, archs = None):
             return error
     if var.get("staging", "embedded") != "embedded":
         error = registry_error("staging", var["staging"], need_namespace = True)
+        if error:
+            return error
+    if "UPSTREAM_IMAGE" in var:
+        error = upstream_image_error(var["UPSTREAM_IMAGE"])
         if error:
             return error
     if "upstream" in var:

@@ -7,7 +7,7 @@ load("//images:defs.bzl", "ImageInfo", "ImageSetInfo", "image_set")
 load("//images/private:arch_transition.bzl", "parse_arch_request")
 
 # buildifier: disable=bzl-visibility
-load("//images/private:defines.bzl", "builder_for", "defines_error", "flag_error", "parse_builders", "registry_error", "unknown_define_error", "upstream_error", "value_error")
+load("//images/private:defines.bzl", "builder_for", "defines_error", "flag_error", "parse_builders", "registry_error", "unknown_define_error", "upstream_error", "upstream_image_error", "value_error")
 
 # buildifier: disable=bzl-visibility
 load("//images/private:family.bzl", "dockerfile_label", "image_label", "image_labels", "no_all_group_message")
@@ -534,6 +534,20 @@ def _upstream_define_impl(ctx):
         env,
         "--define upstrem=rehearsal: unknown key upstrem; did you mean upstream? known keys: " + _KNOWN_KEYS,
         unknown_define_error({"upstrem": "rehearsal"}, _VALUE_KEYS),
+    )
+
+    # `--define UPSTREAM_IMAGE=`: a repository (Docker Hub's short names too), no tag
+    for taken in ["rocm/dev-ubuntu-26.04", "ubuntu", "mirror.example.internal/rocm/dev-ubuntu-26.04", "127.0.0.1:5000/rocm/dev"]:
+        asserts.equals(env, None, upstream_image_error(taken), taken)
+    asserts.equals(
+        env,
+        "--define UPSTREAM_IMAGE=rocm/dev:10.1.0-full: image reference \"rocm/dev:10.1.0-full\": a tag or digest (its tag is ROCM_VERSION); give [REGISTRY/]REPOSITORY, e.g. mirror.example.internal/rocm/dev-ubuntu-26.04",
+        upstream_image_error("rocm/dev:10.1.0-full"),
+    )
+    asserts.equals(
+        env,
+        "--define UPSTREAM_IMAGE=Rocm/dev: image reference \"Rocm/dev\": bad repository component \"Rocm\": repository paths are lowercase (write \"rocm\"); give [REGISTRY/]REPOSITORY, e.g. mirror.example.internal/rocm/dev-ubuntu-26.04",
+        upstream_image_error("Rocm/dev"),
     )
     return unittest.end(env)
 

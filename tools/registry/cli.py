@@ -22,7 +22,7 @@ from pathlib import Path
 from tools import client_env
 from tools.oci.client import LIMITS, MiB, RegistryClient, oldest_in_flight
 from tools.oci.errors import NotFound, RegistryError, redact
-from tools.oci.reference import split_registry
+from tools.oci.reference import Reference, split_registry
 from tools.places import user_path
 from tools.registry import verify
 from tools.registry.plan import (
@@ -416,7 +416,7 @@ def cmd_plan(args) -> int:
                 "target": i.target,
                 "arch": i.arch,
                 "refs": i.refs,
-                "immutable": f"{i.registry}/{i.repository}:{i.immutable}" if i.immutable else None,
+                "immutable": str(i.ref(i.immutable)) if i.immutable else None,
             }
             for i in images
         ]
@@ -734,7 +734,8 @@ def cmd_prune(args) -> int:
             if not args.dry_run and (t.repository, t.digest) not in deleted:
                 client.delete_manifest(t.repository, t.digest)
                 deleted.add((t.repository, t.digest))
-            print(f"{verb} {host}/{t.repository}:{t.tag} {t.digest} (created {t.created or '?'})")
+            ref = Reference(host, t.repository, t.tag)
+            print(f"{verb} {ref} {t.digest} (created {t.created or '?'})")
     finally:
         client.close()
     repos = len({t.repository for t in tags})

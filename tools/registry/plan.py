@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tools.oci.errors import RegistryError
-from tools.oci.reference import split_registry
+from tools.oci.reference import Reference, split_registry
 
 if TYPE_CHECKING:
     from tools.staging.descriptor import Descriptor
@@ -50,9 +50,13 @@ class PlannedImage:
         namespace = split_registry(self.registry)[1]
         return f"{namespace}/{self.repository}" if namespace else self.repository
 
+    def ref(self, tag: str) -> Reference:
+        """The image in its registry, tagged ``tag``."""
+        return Reference.at(self.registry, self.repository, tag)
+
     @property
     def refs(self) -> list[str]:
-        return [f"{self.registry}/{self.repository}:{t}" for t in self.tags]
+        return [str(self.ref(t)) for t in self.tags]
 
     @property
     def key(self) -> tuple[str, str | None]:
