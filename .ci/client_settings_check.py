@@ -51,8 +51,6 @@ DOCKERFILE = "tests/e2e/docker/Dockerfile.lmcache"
 ANCHOR = "> /fixture/lmcache.txt"
 DESCRIPTOR = "bazel-bin/tests/e2e/lmcache.gfx950.json"
 LOG_NAME = "lmcache.gfx950.log"
-# what the rules pass as --client-settings (images/private/client_settings.bzl)
-SETTINGS_FILE = "external/_main~client_settings~rocm_pytorch_client/settings.json"
 
 check = Checks()
 
@@ -95,7 +93,7 @@ def verify(given: dict[str, str], output_base: Path, clone: Path, port: int, sin
     )
     log = build_log(output_base)
     text = log.read_text(errors="replace")
-    line = client_env.describe(SETTINGS_FILE, given)  # given: the whole client environment
+    line = client_env.describe(client_env.BAZEL_FILE, given)  # given: the whole client environment
     assert f"# {line}\n" in text, f"{log} lacks the line '# {line}'"
     assert f"# mirrors ({given['ROCM_PYTORCH_MIRRORS']})" in text, f"{log}: not the given mirrors"
     netrc = str(Path(given["ROCM_PYTORCH_MIRRORS"]).with_name("mirrors.netrc"))

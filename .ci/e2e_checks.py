@@ -12,12 +12,15 @@ here use the reproducible output (`--define reproducible=1`, as
   whatever the archs, and every ImageBuild action is local and uncached,
   with no environment but Bazel's fixed PATH in its key;
 - an unknown `--define arch` fails analysis and lists the known archs; so
-  do a misspelled `--define` key and a bad `--define registry=`; asking
+  do a misspelled or unknown `--define` key (`group=`), a bad `--define
+  registry=` and `//tests/e2e:push_all` (no all group), each in one line
+  without a Starlark traceback; asking
   aiter-wheel (gfx942, gfx950 only) for gfx1201 fails analysis in one line
   (its push refuses an empty plan), and push_default.plan for gfx1201 leaves
   it out and says so;
 - the real family analyses for all nine archs, its push_default.plan is
   exactly tagconf's tags, and `--config=release` adds the -g<sha> tags;
+  push_default.help has no ImageBuild or ImageSpec action under it;
 - `--define cache_registry` exports BuildKit's cache where prune-cache finds it;
 - `--config=release` publishes the fixture family signed (cosign, a key made
   here), with SBOM and provenance attached; `.verify` passes; a second
@@ -53,6 +56,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
 
 from tests.e2e import two_engines
+from tools import client_env
 from tools.registry.sign import find_cosign
 from tools.scratch_bazel import Checks
 
@@ -175,15 +179,18 @@ def _aquery():
         env = {kv["key"]: kv["value"] for kv in action.get("environmentVariables", [])}
         assert set(env) <= {"PATH"}, f"{labels[action['targetId']]} keys on {sorted(env)}"
         assert env.get("PATH", "/bin:/usr/bin:/usr/local/bin") == "/bin:/usr/bin:/usr/local/bin"
-        # ... but in the volatile status file, an input, so the action waits for this
-        # build's (tools/client_env.py)
+        # ... but by the path of the file the repository rule wrote, the same string on
+        # every machine (images/private/client_settings.bzl)
         argv = action["arguments"]
         assert "--client-settings" in argv, f"{labels[action['targetId']]}: no --client-settings"
-        assert argv[argv.index("--client-settings") + 1] == "bazel-out/volatile-status.txt"
+        given = argv[argv.index("--client-settings") + 1]
+        assert given == client_env.BAZEL_FILE, (
+            f"{labels[action['targetId']]}: --client-settings {given}"
+        )
     # (embedded staging: loopback blobs, so descriptors stay out of every cache)
     return (
         f"{len(graph['actions'])} ImageBuild actions in the graph, triton-wheel: 1;"
-        " environment: PATH only; client settings: the volatile status file"
+        " environment: PATH only; client settings: their file's path"
     )
 
 
@@ -195,7 +202,10 @@ def _unknown_arch():
     assert want in proc.stderr, proc.stderr[-2000:]
 
 
-@check("a misspelled --define or a bad --define registry fails analysis, building nothing")
+@check(
+    "a misspelled or unknown --define, a bad --define registry and push_all fail analysis in one"
+    " line, building nothing"
+)
 def _bad_defines():
     proc = bazel("build", "//tests/e2e:push_default", "--define=PYTORCH_VERION=2.16.0", check=False)
     assert proc.returncode != 0, "analysis succeeded"
@@ -207,6 +217,25 @@ def _bad_defines():
     assert proc.returncode != 0, "analysis succeeded"
     assert 'bad namespace component "UP"' in proc.stderr, proc.stderr[-1000:]
     assert "Building image" not in proc.stderr
+    # a key nobody reads is no longer ignored; each error is one line, no traceback
+    for args, want in [
+        (
+            ["//tests/e2e:push_default", "--define=group=nosuch"],
+            "in --define group=nosuch: unknown key group; known keys: arch, attest,",
+        ),
+        (["//tests/e2e:pytorch", "--define=arch=gfx951"], "in --define arch=gfx951: unknown arch"),
+        (
+            ["//tests/e2e:push_all"],
+            "in //tests/e2e:push_all: there is no `all` group, on purpose (a target outside every"
+            " group, e.g. pytorch-test, is never pushed by accident); known groups: default,"
+            " wheels, serving; push one with bazel run //tests/e2e:push_default,",
+        ),
+    ]:
+        proc = bazel("build", "--nobuild", *args, check=False)
+        assert proc.returncode != 0, f"{args}: analysis succeeded"
+        assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        lines = [line for line in proc.stderr.splitlines() if want in line]
+        assert len(lines) == 1 and lines[0].startswith("ERROR: "), proc.stderr[-2000:]
 
 
 @check(
@@ -267,6 +296,19 @@ def _real_plan():
     # (an ImageBuild of the real family cannot succeed here: no upstream
     # image, so a run that succeeds built none)
     return f"{len(want.splitlines())} refs"
+
+
+@check("//images:push_default.help prints the push's help, with no image under it")
+def _help_builds_nothing():
+    graph = bazel(
+        "aquery",
+        'mnemonic("ImageBuild|ImageSpec", deps(//images:push_default.help))',
+        "--output=jsonproto",
+    ).stdout
+    assert not json.loads(graph or "{}").get("actions"), "an image action under .help"
+    proc = bazel("run", "//images:push_default.help")
+    assert "  --dry-run" in proc.stdout and "//images:push_wheels" in proc.stdout, proc.stdout
+    assert "Building image" not in proc.stderr, proc.stderr[-2000:]
 
 
 @check("--config=release stamps the commit: the plan has -g<short sha> tags")

@@ -284,6 +284,13 @@ common --override_repository=rules_python~~internal_deps~pypi__setuptools=$OFFLI
 common --override_repository=rules_python~~internal_deps~pypi__pip_tools=$OFFLINE/pip_parse/rules_python/pypi__pip_tools
 common --override_repository=rules_python~~internal_deps~pypi__build=$OFFLINE/pip_parse/rules_python/pypi__build
 EOF
+  # Debian's /etc/bazel/bazelrc sets --host_javabase, deprecated since Bazel 7:
+  # a warning on every command, twice. The same local JDK, by the flag that
+  # replaced it.
+  if [ -f "$P/etc/bazel/bazelrc" ]; then
+    sed -i 's|^build --host_javabase=@local_jdk//:jdk$|build --tool_java_runtime_version=local_jdk # was --host_javabase (deprecated); tools/bootstrap.sh|' \
+      "$P/etc/bazel/bazelrc"
+  fi
   local m mock=$P$OFFLINE/mock_modules
   for m in apple_support buildozer protobuf; do
     put 644 "$mock/$m/MODULE.bazel" <<<"module(name = \"$m\")"

@@ -46,6 +46,11 @@ import sys
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
+# Where the Docker actions find the file, relative to the execution root: the
+# repository rule of images/private/client_settings.bzl writes it (the path is the
+# same on every machine, so it is in no key's way).
+BAZEL_FILE = "external/_main~client_settings~rocm_pytorch_client/settings.json"
+
 # The command line flag the Docker actions get the settings file's path with.
 FLAG = "--client-settings"
 

@@ -71,12 +71,10 @@ def requested_archs(ctx, known, default):
       default: str, the catalogue's default arch.
 
     Returns:
-      list[str] in the requested order, without duplicates.
+      struct(archs, error) as parse_arch_request: the caller reports an
+      error with defines.bzl's analysis_error (one line, no traceback).
     """
-    request = parse_arch_request(ctx.var.get("arch", default), known)
-    if request.error:
-        fail(request.error)
-    return request.archs
+    return parse_arch_request(ctx.var.get("arch", default), known)
 
 def _noarch_transition_impl(_settings, _attr):
     return {ARCH_SETTING: NOARCH}

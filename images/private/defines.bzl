@@ -11,8 +11,13 @@ tests/oci/registry_strings.bzl holds both to the same answers.
 # Make variables Bazel itself puts in ctx.var.
 _BAZEL_VARS = ["BINDIR", "COMPILATION_MODE", "GENDIR", "TARGET_CPU"]
 
-# The lower-case `--define` keys the image rules read.
-LOWERCASE_KEYS = ["arch", "attest", "builders", "cache_registry", "registry", "reproducible", "sign", "staging", "upstream"]
+# The lower-case `--define` keys the project reads: the image rules', and
+# bench/heavy's `heavy_dockerfile` (a config_setting there). Any other
+# lower-case key fails analysis: Bazel would otherwise ignore it silently.
+LOWERCASE_KEYS = ["arch", "attest", "builders", "cache_registry", "heavy_dockerfile", "registry", "reproducible", "sign", "staging", "upstream"]
+
+# The keys among them whose values are a closed list (the switches are FLAG_KEYS).
+KEY_VALUES = {"heavy_dockerfile": ["overlap"]}
 
 # The lower-case keys that are switches: `--define KEY=1` or `KEY=0` (absent: 0).
 FLAG_KEYS = ["attest", "reproducible", "sign"]
@@ -74,8 +79,8 @@ def unknown_define_error(var, value_keys):
     """The error for a `--define` key nobody reads, or None.
 
     An upper-case key must be a catalogue `[defaults]` key (they are upper
-    case) or one of OPTIONAL_ARGS; a lower-case key close to one the rules read (`regsitry`) is a
-    typo. Other lower-case keys may belong to other rules and pass.
+    case) or one of OPTIONAL_ARGS; a lower-case key must be one of
+    LOWERCASE_KEYS (a close one, `regsitry`, is named as the likely typo).
 
     Args:
       var: dict, the make variables (`ctx.var`).
@@ -98,8 +103,32 @@ def unknown_define_error(var, value_keys):
                 ", ".join(OPTIONAL_ARGS),
             )
         hint = _nearest(key, LOWERCASE_KEYS)
-        if hint:
-            return "--define %s=%s: unknown key %s; did you mean %s?" % (key, var[key], key, hint)
+        return "--define %s=%s: unknown key %s; %sknown keys: %s, the catalogue's upper-case keys (%s) and optional build args%s" % (
+            key,
+            var[key],
+            key,
+            "did you mean %s? " % hint if hint else "",
+            ", ".join(LOWERCASE_KEYS),
+            ", ".join(value_keys),
+            _GROUP_HINT if key in ["group", "groups"] else "",
+        )
+    return None
+
+# `--define group=` is a guess at how to pick a group: groups are targets.
+_GROUP_HINT = "; a group is pushed by its own target, e.g. bazel run //images:push_default (no --define)"
+
+def value_error(var):
+    """The error for a KEY_VALUES key given a value outside its list, or None.
+
+    Args:
+      var: dict, the make variables (`ctx.var`).
+
+    Returns:
+      str or None.
+    """
+    for key, values in sorted(KEY_VALUES.items()):
+        if key in var and var[key] not in values:
+            return "--define %s=%s: unknown value; known: %s (or leave %s out)" % (key, var[key], ", ".join(values), key)
     return None
 
 _HEX = _DIGITS + "abcdefABCDEF"
@@ -197,6 +226,143 @@ def registry_error(key, value, need_namespace = False):
     if problem:
         return "--define %s=%s: %s; give HOST[:PORT]/NAMESPACE, e.g. %s" % (key, value, problem, example)
     return None
+
+# Docker Hub: the registry of a reference that names none, for `--define
+# UPSTREAM_IMAGE=` only (tools/oci/reference.py: DOCKER_HUB).
+DOCKER_HUB = "docker.io"
+
+_WORD = _LOWER + _LOWER.upper() + _DIGITS + "_"
+_HEX_LENGTH = {"sha256": 64, "sha512": 128}
+
+def _tag_error(tag):
+    # [\w][\w.-]{0,127}
+    if not tag or len(tag) > 128 or tag[0] not in _WORD or not all([c in _WORD + ".-" for c in tag.elems()]):
+        return "bad tag %r (word characters, . and -, at most 128)" % tag
+    return None
+
+def _digest_error(digest):
+    # ALGORITHM:ENCODED; algorithm [a-z0-9]+([.+_-][a-z0-9]+)*, encoded [a-zA-Z0-9=_-]+
+    algorithm, colon, encoded = digest.partition(":")
+    bad = "bad digest %r (want ALGORITHM:HEX, e.g. sha256:<64 hex digits>)" % digest
+    if not colon or not algorithm or not encoded:
+        return bad
+    if algorithm[0] in ".+_-" or algorithm[-1] in ".+_-" or not all([c in _LOWER + _DIGITS + ".+_-" for c in algorithm.elems()]):
+        return bad
+    for i in range(len(algorithm) - 1):
+        if algorithm[i] in ".+_-" and algorithm[i + 1] in ".+_-":
+            return bad
+    if not all([c in _LOWER + _LOWER.upper() + _DIGITS + "=_-" for c in encoded.elems()]):
+        return bad
+    length = _HEX_LENGTH.get(algorithm)
+    if length and (len(encoded) != length or not all([c in _DIGITS + "abcdef" for c in encoded.elems()])):
+        return "bad digest %r (%s takes %d lower-case hex digits)" % (digest, algorithm, length)
+    return None
+
+def _looks_like_registry(component):
+    return "." in component or ":" in component or component == "localhost" or component.startswith("[")
+
+def parse_reference(text, default_registry = None):
+    """An image reference, `[SCHEME://]REGISTRY/REPOSITORY[:TAG][@DIGEST]`, parsed.
+
+    tools/oci/reference.py's `Reference.parse`, for analysis time; the table in
+    tests/oci/references.bzl holds both to the same answers. Without
+    `default_registry` the first component is the registry and a reference of
+    one component is refused; with it, Docker's rule decides (`.`, `:`,
+    `localhost` or `[` in the first component: a registry; else
+    `default_registry`, and Docker Hub's `library/` for one component).
+
+    Args:
+      text: str.
+      default_registry: str or None.
+
+    Returns:
+      struct(registry, repository, tag, digest, error): error is None or what is
+      wrong; the other fields are None when it is not.
+    """
+
+    def refused(problem):
+        return struct(registry = None, repository = None, tag = None, digest = None, error = "image reference %r: %s" % (text, problem))
+
+    if not text:
+        return refused("empty")
+    for c in text.elems():
+        if c in " \t\n\r\f\v":
+            return refused("blanks in it")
+    scheme, sep, rest = text.rpartition("://")
+    if sep and scheme.lower() not in ["http", "https"]:
+        return refused("unknown scheme %r" % scheme)
+    if sep and not rest.partition("/")[0]:
+        return refused("a scheme but no registry")
+    name, at, digest = rest.partition("@")
+    if at and "/" in digest:
+        return struct(registry = None, repository = None, tag = None, digest = None, error = "image reference: credentials in a reference end up in logs")
+    head, _, last = name.rpartition("/")
+    path, colon, tag = last.partition(":")
+    host, slash, first = head.partition("/")
+    repository = "%s/%s" % (first, path) if slash else path
+    if default_registry != None and not sep and not _looks_like_registry(host):
+        host = ""
+        repository = "%s/%s" % (head, path) if head else path
+    if not host:
+        if sep:
+            return refused("no repository")
+        if default_registry == None:
+            return refused("no registry")
+        host = default_registry
+        if host == DOCKER_HUB and "/" not in repository:
+            repository = "library/" + repository
+    if host.startswith("[") and "]" in host:
+        problem = _host_error(host)
+    elif "/" in host or "@" in host:
+        problem = "bad registry %r" % host
+    else:
+        problem = _host_error(host)
+    if problem:
+        return refused(problem)
+    if not repository:
+        return refused("no repository")
+    for component in repository.split("/"):
+        problem = _component_error(component)
+        if problem:
+            return refused(problem.replace("namespace", "repository"))
+    if len(host) + 1 + len(repository) > 255:
+        return refused("name longer than 255 characters")
+    if colon:
+        problem = _tag_error(tag)
+        if problem:
+            return refused(problem)
+    if at:
+        problem = _digest_error(digest)
+        if problem:
+            return refused(problem)
+    return struct(
+        registry = (scheme.lower() + "://" + host) if sep else host,
+        repository = repository,
+        tag = tag if colon else None,
+        digest = digest if at else None,
+        error = None,
+    )
+
+def upstream_image_error(value):
+    """Why `--define UPSTREAM_IMAGE=value` is not an image repository, or None.
+
+    Docker Hub's short names are taken (`rocm/dev-ubuntu-26.04`); a tag or
+    digest is refused: the tag is ROCM_VERSION.
+
+    Args:
+      value: str.
+
+    Returns:
+      str or None.
+    """
+    parsed = parse_reference(value, DOCKER_HUB)
+    if parsed.error:
+        problem = parsed.error
+    elif parsed.tag != None or parsed.digest != None:
+        problem = "image reference %r: a tag or digest (its tag is ROCM_VERSION)" % value
+    else:
+        return None
+    return "--define UPSTREAM_IMAGE=%s: %s; give [REGISTRY/]REPOSITORY, e.g. mirror.example.internal/rocm/dev-ubuntu-26.04" % (value, problem)
 
 # `--define builders=` keys that are not archs: the default for archs not
 # named, and the arch-free targets.
@@ -317,38 +483,83 @@ def upstream_error(value):
         ", ".join(["%s (%s)" % (k, v) for k, v in sorted(UPSTREAMS.items())]),
     )
 
-def check_defines(var, value_keys, archs = None):
-    """Fail analysis on a misspelled `--define` key, a bad registry string or builders map.
+def defines_error(var, value_keys, archs = None):
+    """The first problem of the `--define`s: an unknown key, a bad value, registry string or builders map.
 
     Args:
       var: dict, the make variables (`ctx.var`).
       value_keys: list[str], the catalogue's [defaults] keys.
       archs: list[str] or None, the catalogue's archs (checks `--define builders=`).
+
+    Returns:
+      str (one line naming the input at fault and the fix) or None.
     """
-    error = unknown_define_error(var, value_keys)
+    error = unknown_define_error(var, value_keys) or value_error(var)
     if error:
-        fail(error)
+        return error
     if "builders" in var:
         error = parse_builders(var["builders"], archs).error
         if error:
-            fail(error)
+            return error
     if "registry" in var:
         error = registry_error("registry", var["registry"])
         if error:
-            fail(error)
+            return error
     if var.get("cache_registry"):  # empty: no cache
         error = registry_error("cache_registry", var["cache_registry"])
         if error:
-            fail(error)
+            return error
     if var.get("staging", "embedded") != "embedded":
         error = registry_error("staging", var["staging"], need_namespace = True)
         if error:
-            fail(error)
+            return error
+    if "UPSTREAM_IMAGE" in var:
+        error = upstream_image_error(var["UPSTREAM_IMAGE"])
+        if error:
+            return error
     if "upstream" in var:
         error = upstream_error(var["upstream"])
         if error:
-            fail(error)
+            return error
     for key in FLAG_KEYS:
         error = flag_error(var, key)
         if error:
-            fail(error)
+            return error
+    return None
+
+def analysis_error(ctx, message, subject = None, attribute = "--define"):
+    """Fails analysis of `ctx`'s target with `message` on one line, without a Starlark traceback.
+
+    `fail()` in a rule implementation prints `Traceback (most recent call
+    last):` and two lines per Starlark frame before the message (7 lines for
+    a check two calls deep). An attribute error prints one line, and
+    `ctx.expand_make_variables` reports an undefined variable as an error of
+    the attribute it is given by name, so Bazel 7.7.1 prints
+
+        ERROR: <BUILD file>:<line>:<col>: in <message> -- from the --define attribute of <rule> rule <label>: $(<subject>) not defined
+
+    The target fails analysis as with `fail()` (its dependents are not
+    analysed; `analysistest` sees the message in AnalysisFailureInfo). The
+    caller returns at once with the value returned here, which Bazel
+    discards. .ci/e2e_checks.py (`_bad_defines`) holds the output to this
+    shape.
+
+    Args:
+      ctx: rule context.
+      message: str, one line: the input at fault and the fix.
+      subject: str or None, what is not defined (`group=nosuch`); None: the
+        `KEY=VALUE` of a message that starts `--define KEY=VALUE: `.
+      attribute: str, what the message is about, for the line's tail.
+
+    Returns:
+      list: no providers.
+    """
+    if subject == None:
+        subject = message.partition(": ")[0]
+        if subject.startswith("--define "):
+            subject = subject[len("--define "):]
+
+    # A space or `)` would end the variable's name, a `$` start another.
+    name = "".join(["_" if c in " ()$" else c for c in subject.elems()])
+    ctx.expand_make_variables("%s -- from the %s" % (message, attribute), "$(%s)" % name, {})
+    return []

@@ -2,7 +2,7 @@
 
 load(":image.bzl", "rocm_image_rule")
 load(":image_set.bzl", "image_set")
-load(":push.bzl", "image_layout", "image_load", "image_plan", "image_push", "image_verify")
+load(":push.bzl", "image_layout", "image_load", "image_plan", "image_push", "image_push_help", "image_verify", "no_group")
 
 def image_label(name, arch = None):
     """The label name of catalogue target `name` for `arch` ('pytorch.gfx950', 'triton-wheel').
@@ -46,16 +46,23 @@ def image_family(
         visibility = None):
     """Declares every image of a catalogue: one per target and arch, plus the selectors.
 
-    Every target `T` also gets `T.push`, `T.push.plan` and `T.push.verify`,
-    and every group `G` gets `push_G`, `push_G.plan` and `push_G.verify`
-    (see image_push, image_plan; `.verify` checks signatures, SBOMs and
-    provenance of what the push published, see tools/registry). Every
+    Every target `T` also gets `T.push`, `T.push.plan`, `T.push.verify` and
+    `T.push.help`, and every group `G` gets `push_G`, `push_G.plan`,
+    `push_G.verify` and `push_G.help` (see image_push, image_plan; `.verify`
+    checks signatures, SBOMs and provenance of what the push published, see
+    tools/registry; `.help` prints the push's options, targets, archs,
+    registry and the groups without building anything). Without an
+    `all` group, `push_all` (and `.plan`, `.verify`; manual) fails analysis
+    in one line naming the groups. Every
     image (`T.A`, or `T` when arch-free) gets `.load` (into the local Docker
     engine under its real tags) and `.layout` (an OCI layout); both manual.
 
     A target whose repository is named otherwise, and by no other target, is
-    also reachable by the repository's name: `base.gfx950` is an alias of
-    `pytorch-base.gfx950`, `runtime` of `pytorch-run`.
+    also reachable by the repository's name, with every sibling the target
+    has: `base.gfx950` is an alias of `pytorch-base.gfx950`, `runtime` of
+    `pytorch-run`, `base.gfx950.load` of `pytorch-base.gfx950.load`,
+    `runtime.push.plan` of `pytorch-run.push.plan` (also `.layout`,
+    `.push`, `.push.verify`).
 
     For each arch target `T` and each arch `A` it creates `T.A` (pinned to A;
     its parents are the `.A` variants of its catalogue parents, or the
@@ -175,30 +182,82 @@ def image_family(
     # A push takes a target's arch-filtered set: `bazel build //images/...`
     # analyses every `.plan`, whatever --define arch asks for.
     for name, t in targets.items():
-        _push_pair(name + ".push", [":" + _pushed(name, t, archs)], selectable_tags, visibility)
+        _push_pair(name + ".push", [":" + _pushed(name, t, archs)], [name], catalog, selectable_tags, visibility)
 
     # The repository's name where it is no target's: base.gfx950 is pytorch-base.gfx950
-    # (users name images as they are tagged).
+    # (users name images as they are tagged), with every sibling the target has:
+    # base.gfx950.load, base.push, base.push.plan, ...
     repositories = [t["repository"] for t in targets.values()]
     for name, t in targets.items():
         repo = t["repository"]
         if repo == name or repo in targets or len([r for r in repositories if r == repo]) > 1:
             continue
-        native.alias(name = repo, actual = ":" + name, tags = selectable_tags, visibility = visibility)
-        for arch in t["archs"]:
+        for alias, actual, manual_only in _repository_aliases(name, repo, t, archs):
             native.alias(
-                name = image_label(repo, arch),
-                actual = ":" + image_label(name, arch),
-                tags = tags + ["manual"],
+                name = alias,
+                actual = ":" + actual,
+                tags = tags + ["manual"] if manual_only else selectable_tags,
                 visibility = visibility,
             )
     for group, members in groups.items():
         _push_pair(
             "push_" + group,
             [":" + _pushed(m, targets[m], archs) for m in members],
+            members,
+            catalog,
             selectable_tags,
             visibility,
         )
+    if groups and "all" not in groups:
+        _no_all_group(groups, tags, visibility)
+
+def no_all_group_message(package, groups, suffix = ""):
+    """Why `push_all<suffix>` fails: there is no `all` group, on purpose; the groups and what to run.
+
+    Args:
+      package: str, the family's package (`images`).
+      groups: list[str], the group names in catalogue order.
+      suffix: str, "" or the sibling's suffix (`.plan`, `.verify`).
+
+    Returns:
+      str, one line.
+    """
+    where = "//%s:" % package
+    return "%spush_all%s: there is no `all` group, on purpose (a target outside every group, e.g. pytorch-test, is never pushed by accident); known groups: %s; push one with bazel run %spush_%s%s, or one target with bazel run %s<target>.push%s" % (
+        where,
+        suffix,
+        ", ".join(groups),
+        where,
+        groups[0],
+        suffix,
+        where,
+        suffix,
+    )
+
+def _no_all_group(groups, tags, visibility):
+    """`push_all`, `.plan`, `.verify`: fail analysis naming the groups (there is no `all`, on purpose)."""
+    for suffix in ["", ".plan", ".verify"]:
+        no_group(
+            name = "push_all" + suffix,
+            group = "all",
+            message = no_all_group_message(native.package_name(), list(groups.keys()), suffix),
+            # manual: `bazel build //images/...` must not fail on it
+            tags = tags + ["manual"],
+            visibility = visibility,
+        )
+
+def _repository_aliases(name, repo, t, archs):
+    """(alias, actual, always manual) for every target the family makes for catalogue target `name`."""
+    out = [(repo, name, False)]
+    out += [(repo + s, name + s, False) for s in [".push", ".push.help", ".push.plan", ".push.verify"]]
+    if t["arch"] and t["archs"] != archs:
+        out.append((_in_group(repo), _in_group(name), False))
+    images = [image_label(name, a) for a in t["archs"]] if t["arch"] else []
+    for image in images:
+        out.append((repo + image[len(name):], image, True))
+    for image in images or [name]:
+        out += [(repo + image[len(name):] + s, image + s, True) for s in [".load", ".layout"]]
+    return out
 
 def _in_group(name):
     """The image_set a push takes for a target built for some archs only."""
@@ -246,8 +305,18 @@ def _materializers(image, tags, visibility):
         visibility = visibility,
     )
 
-def _push_pair(name, images, tags, visibility):
+def _push_pair(name, images, members, catalog, tags, visibility):
     image_push(name = name, images = images, tags = tags, visibility = visibility)
+
+    # Help without a build: it depends on the catalogue only.
+    image_push_help(
+        name = name + ".help",
+        push = name,
+        targets = members,
+        catalog = catalog,
+        tags = [t for t in tags if t != "manual"],
+        visibility = visibility,
+    )
     image_verify(name = name + ".verify", images = images, tags = tags, visibility = visibility)
 
     # The plan never builds an image, so it is never manual.

@@ -2,7 +2,7 @@
 
 load(":arch_transition.bzl", "ARCH_SETTING", "arch_transition", "current_arch")
 load(":client_settings.bzl", "CLIENT_SETTINGS_ATTRS", "client_settings_argument")
-load(":defines.bzl", "OPTIONAL_ARGS", "builder_for", "check_defines", "flag_define")
+load(":defines.bzl", "OPTIONAL_ARGS", "analysis_error", "builder_for", "defines_error", "flag_define")
 load(":image_info.bzl", "ImageInfo")
 
 _DOC = """Builds one catalogue target for one GPU architecture with `docker buildx build`.
@@ -383,7 +383,9 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None, v
     return descriptor
 
 def _image_impl(ctx):
-    check_defines(ctx.var, ctx.attr.value_keys, ctx.attr.known_archs or None)
+    error = defines_error(ctx.var, ctx.attr.value_keys, ctx.attr.known_archs or None)
+    if error:
+        return analysis_error(ctx, error)
     arch = current_arch(ctx)
     if ctx.attr.arch_free:
         arch = None

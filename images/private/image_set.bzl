@@ -1,6 +1,7 @@
 """Implementation of image_set: the arch variants of one target that --define arch asks for."""
 
 load(":arch_transition.bzl", "requested_archs")
+load(":defines.bzl", "analysis_error")
 load(":image_info.bzl", "ImageInfo", "ImageSetInfo")
 
 _DOC = """Selects the arch variants of one arch target that `--define arch=A[,B...]` requests.
@@ -32,16 +33,43 @@ def select_images(ctx, images, archs, default_arch, known_archs = None, not_buil
 
     Returns:
       struct(images = list[ImageInfo] in the requested order,
-             left_out = list[str], the archs requested but not built).
+             left_out = list[str], the archs requested but not built,
+             error = str or None: a bad `--define arch=`, or `not_built`;
+             the caller reports it with analysis_error).
     """
     by_arch = {arch: image[ImageInfo] for arch, image in zip(archs, images)}
-    requested = requested_archs(ctx, known_archs or archs, default_arch)
+    request = requested_archs(ctx, known_archs or archs, default_arch)
+    if request.error:
+        return struct(images = [], left_out = [], error = request.error)
+    requested = request.archs
     left_out = [a for a in requested if a not in by_arch]
     if left_out and not_built and len(left_out) == len(requested):
-        fail(not_built % ", ".join(left_out))
+        return struct(images = [], left_out = [], error = not_built % ", ".join(left_out))
     return struct(
         images = [by_arch[a] for a in requested if a in by_arch],
         left_out = left_out,
+        error = None,
+    )
+
+def not_built_message(label, catalog, target, archs):
+    """The error for asking `label` for archs its target is not built for (a `%s` for them).
+
+    Args:
+      label: str, the image_set's label.
+      catalog: str, the catalogue's path.
+      target: str, the catalogue target.
+      archs: list[str], the archs it is built for.
+
+    Returns:
+      str, with one `%s`.
+    """
+    return "%s is not built for %%s: %s builds %s for %s only (targets.%s.archs); ask for --define arch=%s" % (
+        label,
+        catalog,
+        target,
+        ", ".join(archs),
+        target,
+        ",".join(archs),
     )
 
 def _image_set_impl(ctx):
@@ -50,15 +78,10 @@ def _image_set_impl(ctx):
     known = ctx.attr.known_archs or None
     not_built = None
     if known and not ctx.attr.leave_out:
-        not_built = "%s is not built for %%s: %s builds %s for %s only (targets.%s.archs); ask for --define arch=%s" % (
-            "//%s:%s" % (ctx.label.package, ctx.label.name),
-            ctx.attr.catalog,
-            ctx.attr.target,
-            ", ".join(ctx.attr.archs),
-            ctx.attr.target,
-            ",".join(ctx.attr.archs),
-        )
+        not_built = not_built_message("//%s:%s" % (ctx.label.package, ctx.label.name), ctx.attr.catalog, ctx.attr.target, ctx.attr.archs)
     chosen = select_images(ctx, ctx.attr.images, ctx.attr.archs, ctx.attr.default_arch, known, not_built)
+    if chosen.error:
+        return analysis_error(ctx, chosen.error, subject = "arch=" + ctx.var.get("arch", ctx.attr.default_arch))
     left_out = []
     if chosen.left_out:
         left_out = ["%s is not built for %s: %s builds it for %s only (targets.%s.archs)" % (

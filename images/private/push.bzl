@@ -1,7 +1,7 @@
 """Implementation of image_push, image_plan, image_load and image_layout: publish or materialize images."""
 
 load(":client_settings.bzl", "CLIENT_SETTINGS_ATTRS", "client_settings_argument")
-load(":defines.bzl", "flag_define")
+load(":defines.bzl", "analysis_error", "flag_define")
 load(":image.bzl", "LOCAL_DOCKER_EXECUTION_REQUIREMENTS")
 load(":image_info.bzl", "ImageInfo", "ImageSetInfo")
 
@@ -58,11 +58,12 @@ def _plan_file(ctx, images):
             }
             for i in images
         ],
+        "label": "//%s:%s" % (ctx.label.package, ctx.label.name),
         "left_out": _left_out(ctx.attr.images),
     }, indent = "  ") + "\n")
     return plan
 
-def _launcher(ctx, command, plan):
+def _launcher(ctx, command, plan, flag = "--plan"):
     """`bazel run` entry point: the registry tool on the plan, from the runfiles root.
 
     The runfiles tree is `$RUNFILES_DIR` when that holds the plan (a test
@@ -98,12 +99,13 @@ if [[ ! -f "$r/{ws}/{plan}" || ! -x "$r/{ws}/{tool}" ]]; then
 fi
 export RUNFILES_DIR=$r
 cd "$r/{ws}"
-exec "$r/{ws}/{tool}" {command} --plan "$r/{ws}/{plan}" "$@"
+exec "$r/{ws}/{tool}" {command} {flag} "$r/{ws}/{plan}" "$@"
 """.format(
         label = ctx.label,
         ws = ws,
         tool = ctx.executable._registry.short_path,
         command = command,
+        flag = flag,
         plan = plan.short_path,
     ), is_executable = True)
     return launcher
@@ -176,6 +178,39 @@ image_verify = rule(
 digest is signed with the key (`-- --key cosign.pub`, or `$COSIGN_PUBLIC_KEY`), and its SBOM
 and provenance are attached and signed (`tools/registry verify`).""",
     attrs = _ATTRS,
+    executable = True,
+)
+
+def _help_impl(ctx):
+    about = ctx.actions.declare_file(ctx.label.name + ".json")
+    ctx.actions.write(about, json.encode_indent({
+        "arch": ctx.var.get("arch"),
+        "catalog": ctx.file.catalog.short_path,
+        "label": "//%s:%s" % (ctx.label.package, ctx.attr.push),
+        "registry": ctx.var.get("registry"),
+        "targets": ctx.attr.targets,
+    }, indent = "  ") + "\n")
+    launcher = _launcher(ctx, "about", about, flag = "--about")
+    return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, [about, ctx.file.catalog]))]
+
+# Not in defs.bzl: image_family makes one per push target (`<push>.help`).
+image_push_help = rule(
+    implementation = _help_impl,
+    doc = """Prints the help of a push target without building anything: its options, the
+targets it pushes, for which archs, to which registry, and the catalogue's groups.
+
+`bazel run //images:push_default.help`. It depends on no image (only the
+catalogue and the registry tool), so no ImageBuild or ImageSpec runs.""",
+    attrs = {
+        "catalog": attr.label(doc = "The catalogue TOML.", allow_single_file = True, mandatory = True),
+        "push": attr.string(doc = "The push target's name (`push_default`).", mandatory = True),
+        "targets": attr.string_list(doc = "The catalogue targets it pushes.", mandatory = True),
+        "_registry": attr.label(
+            default = Label("//tools/registry:registry_launch"),
+            executable = True,
+            cfg = "target",
+        ),
+    },
     executable = True,
 )
 
@@ -252,4 +287,19 @@ image_layout = rule(
             cfg = "exec",
         ),
     } | CLIENT_SETTINGS_ATTRS,
+)
+
+def _no_group_impl(ctx):
+    return analysis_error(ctx, ctx.attr.message, subject = "group=" + ctx.attr.group, attribute = "group")
+
+# Not in defs.bzl: image_family makes `push_all` (and its `.plan`, `.verify`)
+# with it, so the name people try first fails in one line naming the groups.
+no_group = rule(
+    implementation = _no_group_impl,
+    doc = "Fails analysis with `message`: a push target of a group that does not exist, on purpose.",
+    attrs = {
+        "group": attr.string(doc = "The group there is none of (`all`).", mandatory = True),
+        "message": attr.string(doc = "One line: why, the known groups, what to run instead.", mandatory = True),
+    },
+    executable = True,
 )

@@ -7,13 +7,16 @@ load("//images:defs.bzl", "ImageInfo", "ImageSetInfo", "image_set")
 load("//images/private:arch_transition.bzl", "parse_arch_request")
 
 # buildifier: disable=bzl-visibility
-load("//images/private:defines.bzl", "builder_for", "flag_error", "parse_builders", "registry_error", "unknown_define_error", "upstream_error")
+load("//images/private:defines.bzl", "builder_for", "defines_error", "flag_error", "parse_builders", "registry_error", "unknown_define_error", "upstream_error", "upstream_image_error", "value_error")
 
 # buildifier: disable=bzl-visibility
-load("//images/private:family.bzl", "dockerfile_label", "image_label", "image_labels")
+load("//images/private:family.bzl", "dockerfile_label", "image_label", "image_labels", "no_all_group_message")
 
 # buildifier: disable=bzl-visibility
 load("//images/private:image.bzl", "mode_arguments", "spec_arguments")
+
+# buildifier: disable=bzl-visibility
+load("//images/private:image_set.bzl", "not_built_message")
 
 def _action(env, mnemonic):
     actions = [a for a in analysistest.target_actions(env) if a.mnemonic == mnemonic]
@@ -226,12 +229,41 @@ optional_parent_left_out_test = unittest.make(
 _NOT_BUILT = "is not built for gfx1201: images/catalog.toml builds aiter-wheel for gfx942, gfx950 only (targets.aiter-wheel.archs); ask for --define arch=gfx942,gfx950"
 
 def _unbuilt_arch_fails_impl(ctx):
-    """Asking a target for an arch the catalogue does not build it for fails analysis in one line."""
+    """Asking a target for an arch the catalogue does not build it for fails analysis in one line.
+
+    analysistest sees the tail of that line (defines.bzl's analysis_error);
+    not_built_message_test holds the message, .ci/e2e_checks.py the whole line.
+    """
     env = analysistest.begin(ctx)
-    asserts.expect_failure(env, _NOT_BUILT)
+    asserts.expect_failure(env, "$(arch=gfx1201) not defined")
     return analysistest.end(env)
 
 unbuilt_arch_fails_test = analysistest.make(_unbuilt_arch_fails_impl, expect_failure = True)
+
+def _push_all_fails_impl(ctx):
+    """`push_all` (and its .plan) fails analysis: there is no all group (the line's tail; messages_test has the rest)."""
+    env = analysistest.begin(ctx)
+    asserts.expect_failure(env, "$(group=all) not defined")
+    return analysistest.end(env)
+
+push_all_fails_test = analysistest.make(_push_all_fails_impl, expect_failure = True)
+
+def _messages_impl(ctx):
+    """The one-line errors of unbuilt archs and of push_all name the input, the known values and the fix."""
+    env = unittest.begin(ctx)
+    asserts.equals(
+        env,
+        "//tests/e2e:aiter-wheel " + _NOT_BUILT,
+        not_built_message("//tests/e2e:aiter-wheel", "images/catalog.toml", "aiter-wheel", ["gfx942", "gfx950"]) % "gfx1201",
+    )
+    asserts.equals(
+        env,
+        "//images:push_all.plan: there is no `all` group, on purpose (a target outside every group, e.g. pytorch-test, is never pushed by accident); known groups: default, wheels, serving; push one with bazel run //images:push_default.plan, or one target with bazel run //images:<target>.push.plan",
+        no_all_group_message("images", ["default", "wheels", "serving"], ".plan"),
+    )
+    return unittest.end(env)
+
+messages_test = unittest.make(_messages_impl)
 
 def _unbuilt_arch_left_out_impl(ctx):
     """A group's set leaves that arch out and says why (the push prints it)."""
@@ -329,6 +361,15 @@ def image_test_suite(name):
         name = "unbuilt_arch_left_out_test",
         target_under_test = ":aiter_wheel_in_a_group_for_gfx1201",
     )
+    push_all_fails_test(
+        name = "push_all_fails_test",
+        target_under_test = e2e + "push_all",
+    )
+    push_all_fails_test(
+        name = "push_all_plan_fails_test",
+        target_under_test = e2e + "push_all.plan",
+    )
+    messages_test(name = "messages_test")
     arch_request_parsing_test(name = "arch_request_parsing_test")
     define_overrides_reach_tagconf_test(name = "define_overrides_reach_tagconf_test")
     label_helpers_test(name = "label_helpers_test")
@@ -351,6 +392,9 @@ def image_test_suite(name):
             ":optional_parent_left_out_test",
             ":unbuilt_arch_fails_test",
             ":unbuilt_arch_left_out_test",
+            ":push_all_fails_test",
+            ":push_all_plan_fails_test",
+            ":messages_test",
             ":arch_request_parsing_test",
             ":define_overrides_reach_tagconf_test",
             ":label_helpers_test",
@@ -369,7 +413,17 @@ def _define_checks_impl(ctx):
         ("catalogue key", {"PYTORCH_VERSION": "2.16.0"}, None),
         ("Bazel's own variables", builtins, None),
         ("our lower-case keys", {"arch": "gfx950", "registry": "h/n", "staging": "embedded"}, None),
-        ("other rules' lower-case keys", {"absl": "1"}, None),
+        (
+            "any other lower-case key: Bazel would ignore it",
+            {"absl": "1"},
+            "--define absl=1: unknown key absl; known keys: %s" % _KNOWN_KEYS,
+        ),
+        (
+            "group: not a define, a target",
+            {"group": "nosuch"},
+            "--define group=nosuch: unknown key group; known keys: %s; a group is pushed by its own target, e.g. bazel run //images:push_default (no --define)" % _KNOWN_KEYS,
+        ),
+        ("bench/heavy's key", {"heavy_dockerfile": "overlap"}, None),
         (
             "misspelled catalogue key",
             {"PYTORCH_VERION": "2.16.0"},
@@ -386,10 +440,36 @@ def _define_checks_impl(ctx):
             {"UCX_RF": "v1.20.0"},
             "--define UCX_RF=v1.20.0: UCX_RF is neither a catalogue key nor an optional build arg; did you mean UCX_REF? (keys: ROCM_VERSION, PYTORCH_VERSION, VCS_REF; optional build args: %s)" % _OPTIONAL,
         ),
-        ("misspelled lower-case key", {"regsitry": "h/n"}, "--define regsitry=h/n: unknown key regsitry; did you mean registry?"),
+        ("misspelled lower-case key", {"regsitry": "h/n"}, "--define regsitry=h/n: unknown key regsitry; did you mean registry? known keys: %s" % _KNOWN_KEYS),
     ]
     for desc, var, want in key_rows:
         asserts.equals(env, want, unknown_define_error(var, _VALUE_KEYS), desc)
+
+    value_rows = [
+        ("known value", {"heavy_dockerfile": "overlap"}, None),
+        ("unknown value", {"heavy_dockerfile": "nope"}, "--define heavy_dockerfile=nope: unknown value; known: overlap (or leave heavy_dockerfile out)"),
+    ]
+    for desc, var, want in value_rows:
+        asserts.equals(env, want, value_error(var), desc)
+
+    # defines_error: the first problem of all the checks, or None
+    all_rows = [
+        ("nothing given", {}, None),
+        ("all good", {"arch": "gfx950", "registry": "h/n", "sign": "1", "upstream": "rehearsal"}, None),
+        ("unknown key first", {"group": "x", "sign": "yes"}, "--define group=x: unknown key group"),
+        ("bad value of a closed list", {"heavy_dockerfile": "nope"}, "--define heavy_dockerfile=nope: unknown value"),
+        ("bad switch", {"sign": "yes"}, "--define sign=yes: want sign=1 or sign=0"),
+        ("bad upstream", {"upstream": "x"}, "--define upstream=x: unknown stand-in upstream"),
+        ("bad builders", {"builders": "x"}, "--define builders=x: \"x\" is not ARCH=BUILDER"),
+        ("bad staging", {"staging": "h:5000"}, "--define staging=h:5000: no namespace"),
+        ("bad cache registry", {"cache_registry": "h/UP"}, "--define cache_registry=h/UP: bad namespace component"),
+    ]
+    for desc, var, want in all_rows:
+        got = defines_error(var, _VALUE_KEYS, _ARCHS)
+        if want == None:
+            asserts.equals(env, None, got, desc)
+        else:
+            asserts.true(env, got != None and got.startswith(want), "%s: %r" % (desc, got))
 
     example = "; give HOST[:PORT]/NAMESPACE, e.g. registry.example.com:5000/rocm-pytorch"
     registry_rows = [
@@ -414,6 +494,8 @@ def _define_checks_impl(ctx):
 
 define_checks_test = unittest.make(_define_checks_impl)
 
+_KNOWN_KEYS = "arch, attest, builders, cache_registry, heavy_dockerfile, registry, reproducible, sign, staging, upstream, the catalogue's upper-case keys (ROCM_VERSION, PYTORCH_VERSION, VCS_REF) and optional build args"
+
 _OPTIONAL = "AITER_REF, FLASH_ATTN_REF, SCCACHE_BUCKET, SCCACHE_ENDPOINT, SCCACHE_REGION, SCCACHE_VERSION, SCCACHE_WEBDAV_ENDPOINT, TRITON_KERNELS_REF, UCX_REF"
 
 def _reproducible_define_impl(ctx):
@@ -425,7 +507,7 @@ def _reproducible_define_impl(ctx):
     asserts.equals(env, None, unknown_define_error({"reproducible": "1"}, _VALUE_KEYS), "a known key")
     asserts.equals(
         env,
-        "--define reproducibel=1: unknown key reproducibel; did you mean reproducible?",
+        "--define reproducibel=1: unknown key reproducibel; did you mean reproducible? known keys: " + _KNOWN_KEYS,
         unknown_define_error({"reproducibel": "1"}, _VALUE_KEYS),
     )
     asserts.equals(env, None, flag_error({"reproducible": "1"}, "reproducible"))
@@ -450,8 +532,22 @@ def _upstream_define_impl(ctx):
     )
     asserts.equals(
         env,
-        "--define upstrem=rehearsal: unknown key upstrem; did you mean upstream?",
+        "--define upstrem=rehearsal: unknown key upstrem; did you mean upstream? known keys: " + _KNOWN_KEYS,
         unknown_define_error({"upstrem": "rehearsal"}, _VALUE_KEYS),
+    )
+
+    # `--define UPSTREAM_IMAGE=`: a repository (Docker Hub's short names too), no tag
+    for taken in ["rocm/dev-ubuntu-26.04", "ubuntu", "mirror.example.internal/rocm/dev-ubuntu-26.04", "127.0.0.1:5000/rocm/dev"]:
+        asserts.equals(env, None, upstream_image_error(taken), taken)
+    asserts.equals(
+        env,
+        "--define UPSTREAM_IMAGE=rocm/dev:10.1.0-full: image reference \"rocm/dev:10.1.0-full\": a tag or digest (its tag is ROCM_VERSION); give [REGISTRY/]REPOSITORY, e.g. mirror.example.internal/rocm/dev-ubuntu-26.04",
+        upstream_image_error("rocm/dev:10.1.0-full"),
+    )
+    asserts.equals(
+        env,
+        "--define UPSTREAM_IMAGE=Rocm/dev: image reference \"Rocm/dev\": bad repository component \"Rocm\": repository paths are lowercase (write \"rocm\"); give [REGISTRY/]REPOSITORY, e.g. mirror.example.internal/rocm/dev-ubuntu-26.04",
+        upstream_image_error("Rocm/dev"),
     )
     return unittest.end(env)
 

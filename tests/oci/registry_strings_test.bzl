@@ -1,9 +1,10 @@
-"""The Starlark registry grammar (images/private/defines.bzl) against the shared table."""
+"""The Starlark registry and reference grammars (images/private/defines.bzl) against the shared tables."""
 
 load("@bazel_skylib//lib:unittest.bzl", "asserts", "unittest")
 
 # buildifier: disable=bzl-visibility
-load("//images/private:defines.bzl", "registry_error")
+load("//images/private:defines.bzl", "parse_reference", "registry_error")
+load(":references.bzl", "REFERENCES")
 load(":registry_strings.bzl", "REGISTRY_STRINGS")
 
 def _registry_strings_impl(ctx):
@@ -14,3 +15,13 @@ def _registry_strings_impl(ctx):
     return unittest.end(env)
 
 registry_strings_test = unittest.make(_registry_strings_impl)
+
+def _references_impl(ctx):
+    env = unittest.begin(ctx)
+    for text, default_registry, want, _written in REFERENCES:
+        parsed = parse_reference(text, default_registry)
+        got = None if parsed.error else (parsed.registry, parsed.repository, parsed.tag, parsed.digest)
+        asserts.equals(env, want, got, "%r: %s" % (text, parsed.error or "taken"))
+    return unittest.end(env)
+
+references_test = unittest.make(_references_impl)

@@ -86,3 +86,69 @@ def test_a_launcher_without_its_runfiles_says_so_in_one_line(tmp_path):
     assert r.returncode == 2
     (line,) = r.stderr.splitlines()
     assert "cannot find" in line and line.endswith("run it with bazel run")
+
+
+def test_the_plan_says_what_it_plans_in_a_header_on_stderr(expected):
+    # `bazel run //tests/e2e:push_default.plan`, no --define: the default arch
+    r = run([str(LAUNCHER.absolute())], Path.cwd(), runfiles_dir=str(RUNFILES))
+    assert r.returncode == 0, r.stderr
+    refs = r.stdout.splitlines()
+    # should keep stdout one ref a line, and count them in the header
+    assert all(ref.count(":") >= 1 and not ref.startswith("#") for ref in refs)
+    registry = refs[0].rsplit("/", 1)[0]
+    # the default group for one arch: 14 images, a versioned and a floating tag each
+    assert len(refs) == 28, refs
+    assert r.stderr.splitlines() == [
+        f"# //tests/e2e:push_default for gfx950: 14 images, 28 tags -> {registry}"
+    ]
+
+
+def test_the_help_target_prints_the_push_options_targets_registry_and_groups():
+    # `bazel run //tests/e2e:push_default.help`: it depends on no image (.ci/e2e_checks.py
+    # checks with aquery that no ImageBuild or ImageSpec is under it)
+    launcher = Path(os.environ["HELP_DEFAULT_BIN"]).absolute()
+    r = run([str(launcher)], Path.cwd(), runfiles_dir=str(RUNFILES))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert out.startswith("usage: bazel run //tests/e2e:push_default [--define arch=A[,B...]]")
+    # should say what it pushes, for which arch, where, how to change both
+    assert "//tests/e2e:push_default builds, then pushes 14 targets: rocm-runtime," in out
+    assert "archs:    gfx950 (the catalogue's default); choose with --define arch=" in out
+    assert (
+        "registry: snoc-strix.fold-leaffish.ts.net:8080/rocm-pytorch (the catalogue's"
+        " registry); publish elsewhere with --define registry=" in out
+    )
+    # the groups, and every option of the push
+    assert "groups (there is no all group; one target: //tests/e2e:<target>.push):" in out
+    for group in ["push_default", "push_wheels", "push_serving"]:
+        assert f"  //tests/e2e:{group} " in out
+    for option in ["--dry-run", "--json", "--jobs", "--registry", "--insecure", "--sign"]:
+        assert f"  {option}" in out, option
+
+
+def test_help_of_a_broken_help_file_is_one_line(tmp_path, capsys):
+    from tools.registry import cli
+
+    about = tmp_path / "about.json"
+    about.write_text("{}")
+    # should refuse in one line naming the file and the fix
+    assert cli.main(["about", "--about", str(about)]) == 1
+    err = capsys.readouterr().err
+    assert (
+        err == f"registry: error: {about}: not a .help target's file (no 'catalog'); rebuild it\n"
+    )
+
+
+def test_help_names_the_defines_it_was_built_with(tmp_path, capsys):
+    from tools.registry import cli
+
+    about = tmp_path / "about.json"
+    about.write_text(
+        '{"label": "//images:vllm.push", "targets": ["vllm"], "catalog": "images/catalog.toml",'
+        ' "arch": "gfx942,gfx1201", "registry": "reg.example:5000/team"}'
+    )
+    assert cli.main(["about", "--about", str(about)]) == 0
+    out = capsys.readouterr().out
+    assert "//images:vllm.push builds, then pushes 1 target: vllm\n" in out
+    assert "  archs:    gfx942,gfx1201; choose with" in out
+    assert "  registry: reg.example:5000/team; publish elsewhere with" in out

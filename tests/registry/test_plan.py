@@ -9,7 +9,13 @@ import pytest
 from tools.oci.client import is_loopback
 from tools.oci.errors import RegistryError
 from tools.oci.reference import split_registry
-from tools.registry.plan import PlannedImage, check_collisions, dedupe, order_parents_first
+from tools.registry.plan import (
+    PlannedImage,
+    check_collisions,
+    dedupe,
+    order_parents_first,
+    plan_header,
+)
 
 
 def image(target, arch=None, parents=(), repository=None, tags=("v1", "latest")):
@@ -116,3 +122,60 @@ def test_user_paths_are_relative_to_where_bazel_run_was_typed(monkeypatch):
     assert user_path("/etc/ca.pem") == Path("/etc/ca.pem")
     monkeypatch.delenv("BUILD_WORKING_DIRECTORY")
     assert user_path("ca.pem") == Path("ca.pem")
+
+
+@pytest.mark.parametrize(
+    "labels, images, want",
+    [
+        (
+            ["//images:push_default"],
+            [image("triton-wheel"), image("pytorch", "gfx950"), image("pytorch", "gfx1201")],
+            "# //images:push_default for gfx950, gfx1201: 3 images, 6 tags -> r.example/ns",
+        ),
+        (
+            [],
+            [image("triton-wheel", tags=("v1",))],
+            "# plan for noarch: 1 image, 1 tag -> r.example/ns",
+        ),
+    ],
+)
+def test_plan_header_counts_images_and_tags(labels, images, want):
+    assert plan_header(labels, images) == want
+
+
+DIGEST = "sha256:" + "ab" * 32
+
+
+@pytest.mark.parametrize(
+    "ref,want",
+    [
+        # issue 34: the repository was `ns/repo:1.0`
+        (f"reg.io/ns/repo:1.0@{DIGEST}", ("reg.io", "ns/repo", DIGEST)),
+        (f"reg.io/ns/repo@{DIGEST}", ("reg.io", "ns/repo", DIGEST)),
+        ("reg.io:5000/ns/repo:1.0", ("reg.io:5000", "ns/repo", "1.0")),
+        ("reg.io/repo", ("reg.io", "repo", "latest")),
+        ("https://127.0.0.1:5000/ns/x:t", ("https://127.0.0.1:5000", "ns/x", "t")),
+    ],
+)
+def test_verify_parse_ref(ref, want):
+    from tools.registry.verify import parse_ref
+
+    assert parse_ref(ref) == want
+
+
+@pytest.mark.parametrize("bad", ["repo:1.0", "reg.io/", "reg.io/Repo:1", "reg.io/x@sha256:00"])
+def test_verify_parse_ref_refuses_in_one_line(bad):
+    from tools.registry.verify import parse_ref
+
+    with pytest.raises(RegistryError) as e:
+        parse_ref(bad)
+    assert str(e.value).startswith(f"image reference {bad!r}: ")
+    assert "\n" not in str(e.value)
+
+
+def test_verify_pins_a_ref_once():
+    from tools.registry.verify import pinned
+
+    assert pinned("reg.io/x:t", DIGEST) == f"reg.io/x:t@{DIGEST}"
+    assert pinned(f"reg.io/x:t@{DIGEST}", DIGEST) == f"reg.io/x:t@{DIGEST}"
+    assert pinned("reg.io/x:t", None) == "reg.io/x:t@-"

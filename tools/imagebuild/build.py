@@ -26,7 +26,7 @@ from pathlib import Path
 from tools import client_env, engine, mirrors, places, registryd
 from tools.imagebuild import builders, workdir
 from tools.oci.errors import RegistryError
-from tools.oci.reference import split_host
+from tools.oci.reference import DOCKER_HUB, BadReference, Reference, split_host
 from tools.staging import Staging, StagingError, embedded, lease, reads, resolve
 from tools.staging import descriptor as desc
 from tools.staging.clients import Lost, check_staged
@@ -358,7 +358,10 @@ def hints(
             " --staging HOST/PREFIX --dry-run` lists what could go)"
         )
     upstream = spec.get("upstream") or ""
-    name = upstream.rsplit(":", 1)[0]
+    try:  # as BuildKit names it: docker.io/library/ubuntu for ubuntu
+        name = Reference.parse(upstream, default_registry=DOCKER_HUB).context
+    except BadReference:
+        name = ""
     if "failed to resolve source metadata" in text and name and name in text:
         out.append(
             f"the upstream image {upstream} cannot be pulled from here: give a mirror that holds"
@@ -523,7 +526,7 @@ def build(
         if log_path:
             log_path.write_text(f"# {describe(spec, args)}\n# {note}\n")
     else:
-        image_ref = f"{staging.host}/{name}:{tag}"
+        image_ref = str(Reference(staging.host, name, tag))
         digest, log_path = run_buildx(
             args,
             spec,

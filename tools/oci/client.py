@@ -21,7 +21,6 @@ start fast.
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
 import threading
 import time
@@ -36,11 +35,13 @@ from tools.oci.digest import Digester, digest_of
 from tools.oci.errors import (
     BadStatus,
     Dropped,
+    ErrorEntry,
     NotFound,
     RegistryError,
     RetryableStatus,
     Transient,
     Unreachable,
+    parse_errors,
 )
 from tools.oci.media import MANIFEST_TYPES
 from tools.oci.reference import split_registry
@@ -110,26 +111,28 @@ def _octets(length: int) -> dict[str, str]:
     return {"Content-Type": "application/octet-stream", "Content-Length": str(length)}
 
 
-def _error_line(error: dict) -> str:
-    """One of distribution's JSON errors as `CODE: message (detail)`."""
-    detail = error.get("detail")
-    if detail and not isinstance(detail, str):
-        detail = json.dumps(detail)
-    return f"{error['code']}: {error.get('message', '')}" + (f" ({detail})" if detail else "")
-
-
-def _detail(response: httpx.Response) -> str:
-    """What an error answer says, on one line and trimmed ('' for nothing)."""
-    try:
-        text = response.text
-    except Exception:  # a streamed answer not read: nothing to show
-        return ""
-    try:
-        text = "; ".join(_error_line(e) for e in json.loads(text)["errors"])
-    except (ValueError, KeyError, TypeError):
-        pass
+def _detail(response: httpx.Response, errors: tuple[ErrorEntry, ...] | None = None) -> str:
+    """What an error answer says, on one line and trimmed ('' for nothing): its ``errors``
+    (``parse_errors``) as `CODE: message (detail)`, else its text."""
+    if errors is None:
+        errors = _errors(response)
+    if errors:
+        text = "; ".join(e.line() for e in errors)
+    else:
+        try:
+            text = response.text
+        except Exception:  # a streamed answer not read: nothing to show
+            return ""
     text = " ".join(text.split())
     return f" {text[:300]}{'...' if len(text) > 300 else ''}" if text else ""
+
+
+def _errors(response: httpx.Response) -> tuple[ErrorEntry, ...]:
+    """The registry's error entries of an answer; () for a streamed answer not read."""
+    try:
+        return parse_errors(response.content)
+    except Exception:  # httpx.ResponseNotRead
+        return ()
 
 
 def _causes(error: BaseException) -> Iterator[BaseException]:
@@ -459,7 +462,8 @@ class RegistryClient:
             raise BadStatus(
                 f"{what}: HTTP 403 denied at {self.host}; check your permissions", status
             )
-        raise BadStatus(f"{what}: HTTP {status}{_detail(response)}", status)
+        errors = _errors(response)
+        raise BadStatus(f"{what}: HTTP {status}{_detail(response, errors)}", status, errors)
 
     # -- blobs ----------------------------------------------------------------
 

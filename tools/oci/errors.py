@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any, NamedTuple
 
 _SECRETS = [
     # userinfo of a URL: https://user:password@host
@@ -60,12 +62,47 @@ class Dropped(Transient):
         self.timeout = timeout
 
 
-class BadStatus(RegistryError):
-    """An answer with an HTTP ``status`` the request does not accept."""
+class ErrorEntry(NamedTuple):
+    """One error of a registry's error body (OCI distribution spec): ``code`` such as
+    MANIFEST_UNKNOWN, a ``message``, and an optional ``detail`` of any JSON type."""
 
-    def __init__(self, message: str, status: int) -> None:
+    code: str
+    message: str = ""
+    detail: Any = None
+
+    def line(self) -> str:
+        """`CODE: message (detail)`, as messages show it."""
+        detail = self.detail
+        if detail and not isinstance(detail, str):
+            detail = json.dumps(detail)
+        return f"{self.code}: {self.message}" + (f" ({detail})" if detail else "")
+
+
+def parse_errors(body: bytes | str) -> tuple[ErrorEntry, ...]:
+    """The errors of an error body, `{"errors": [{"code", "message", "detail"}, ...]}`;
+    () when the body is not one (HTML from a proxy, empty, other JSON)."""
+    try:
+        entries = json.loads(body)["errors"]
+        return tuple(
+            ErrorEntry(str(e["code"]), str(e.get("message") or ""), e.get("detail"))
+            for e in entries
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return ()
+
+
+class BadStatus(RegistryError):
+    """An answer with an HTTP ``status`` the request does not accept, and the ``errors``
+    its body gave (``parse_errors``): match on ``codes``, never on the message."""
+
+    def __init__(self, message: str, status: int, errors: tuple[ErrorEntry, ...] = ()) -> None:
         super().__init__(message)
         self.status = status
+        self.errors = errors
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        return tuple(e.code for e in self.errors)
 
 
 class Unreachable(RegistryError):

@@ -22,10 +22,17 @@ from pathlib import Path
 from tools import client_env
 from tools.oci.client import LIMITS, MiB, RegistryClient, oldest_in_flight
 from tools.oci.errors import NotFound, RegistryError, redact
-from tools.oci.reference import split_registry
+from tools.oci.reference import Reference, split_registry
 from tools.places import user_path
 from tools.registry import verify
-from tools.registry.plan import PlannedImage, left_out, load_plans, planned_image
+from tools.registry.plan import (
+    PlannedImage,
+    left_out,
+    load_plans,
+    plan_header,
+    plan_labels,
+    planned_image,
+)
 from tools.registry.push import (
     Interrupted,
     OutOfTime,
@@ -94,6 +101,76 @@ def _plan_args(p: argparse.ArgumentParser, required: bool = True) -> None:
     p.add_argument("--registry", help="[https://]HOST[:PORT][/NAMESPACE] instead of the plan's")
 
 
+def _push_options(push: argparse.ArgumentParser) -> None:
+    """The options of `push` a user passes after `--` (the launcher gives --plan)."""
+    push.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what each ref would get and every refusal the push would make; write nothing",
+    )
+    push.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document at the end (progress stays on stderr): each ref with its"
+        " digest and action (uploaded, mounted, up to date, or refused: not written, see"
+        " error), and totals",
+    )
+    _jobs_arg(push)
+    _connection_args(push, whole_push=True)
+    verify.add_push_arguments(push)  # --attest, --sign, --key
+
+
+def push_help(about: dict, catalog) -> str:
+    """The help of one push target: usage, what it pushes where, the groups, the options."""
+    label = about["label"]
+    package = label.rpartition(":")[0]
+    targets = about["targets"]
+    arch = about.get("arch") or f"{catalog.default_arch} (the catalogue's default)"
+    registry = about.get("registry") or f"{catalog.registry} (the catalogue's registry)"
+    groups = "\n".join(
+        f"  {package}:push_{name:<10} {', '.join(members)}"
+        for name, members in catalog.groups.items()
+    )
+    description = f"""\
+{label} builds, then pushes {len(targets)} target{"s" * (len(targets) != 1)}: {", ".join(targets)}
+  archs:    {arch}; choose with --define arch=A[,B...] or all (known: {", ".join(catalog.archs)})
+  registry: {registry}; publish elsewhere with --define registry=HOST[:PORT]/NAMESPACE
+            (or -- --registry HOST[:PORT]/NAMESPACE)
+  first:    bazel run {label}.plan  (its tags; builds nothing)
+            bazel run {label} -- --dry-run  (builds, asks the registry, writes nothing)
+
+groups (there is no all group; one target: {package}:<target>.push):
+{groups}"""
+    parser = argparse.ArgumentParser(
+        prog=f"bazel run {label} --",
+        usage=f"bazel run {label} [--define arch=A[,B...]] [--define registry=...] -- [options]",
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
+    )
+    parser.add_argument("-h", "--help", action="store_true", help="this help")
+    parser.add_argument(
+        "--registry", help="[https://]HOST[:PORT][/NAMESPACE] instead of the plan's"
+    )
+    _push_options(parser)
+    return parser.format_help()
+
+
+def cmd_about(args) -> int:
+    try:
+        about = json.loads(args.about.read_text())
+        catalog = _catalog(Path(about["catalog"]))
+        text = push_help(about, catalog)
+    except KeyError as e:
+        raise RegistryError(
+            f"{args.about}: not a .help target's file (no {e}); rebuild it"
+        ) from None
+    except (OSError, ValueError, TypeError) as e:
+        raise RegistryError(f"{args.about}: not a .help target's file ({e}); rebuild it") from None
+    sys.stdout.write(text)
+    return 0
+
+
 def _jobs_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--jobs", type=int, default=4, help="blobs copied at once, per image (default 4)"
@@ -119,21 +196,16 @@ def build_parser() -> argparse.ArgumentParser:
         " tags; parents first; immutable tags checked before anything is written.",
     )
     _plan_args(push)
-    push.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="print what each ref would get and every refusal the push would make; write nothing",
+    _push_options(push)
+
+    about = sub.add_parser(
+        "about",
+        help="the help of a push target: its options, targets, archs, registry and the groups",
+        description="What `bazel run //images:push_default.help` prints: the push options,"
+        " what the push target publishes, for which archs, where, and the catalogue's groups."
+        " Reads the catalogue only: no image is built.",
     )
-    push.add_argument(
-        "--json",
-        action="store_true",
-        help="print one JSON document at the end (progress stays on stderr): each ref with its"
-        " digest and action (uploaded, mounted, up to date, or refused: not written, see"
-        " error), and totals",
-    )
-    _jobs_arg(push)
-    _connection_args(push, whole_push=True)
-    verify.add_push_arguments(push)  # --attest, --sign, --key
+    about.add_argument("--about", type=Path, required=True, help="the .help target's JSON")
 
     layout = sub.add_parser(
         "layout",
@@ -161,7 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     plan = sub.add_parser(
         "plan",
         help="print the refs a plan would push",
-        description="Print each registry/repository:tag of the plan, parents first."
+        description="Print each registry/repository:tag of the plan, parents first, on"
+        " stdout; first a `# TARGET for ARCHS: N images, M tags -> REGISTRY` line on stderr."
         " Reads only tagconf's specs: no image is built.",
     )
     _plan_args(plan)
@@ -335,13 +408,15 @@ def cmd_load(args) -> int:
 
 def cmd_plan(args) -> int:
     images = _load_plans(args)
+    # on stderr: stdout stays one ref a line (or the JSON document)
+    print(plan_header(plan_labels(args.plan), images), file=sys.stderr, flush=True)
     if args.json:
         doc = [
             {
                 "target": i.target,
                 "arch": i.arch,
                 "refs": i.refs,
-                "immutable": f"{i.registry}/{i.repository}:{i.immutable}" if i.immutable else None,
+                "immutable": str(i.ref(i.immutable)) if i.immutable else None,
             }
             for i in images
         ]
@@ -659,7 +734,8 @@ def cmd_prune(args) -> int:
             if not args.dry_run and (t.repository, t.digest) not in deleted:
                 client.delete_manifest(t.repository, t.digest)
                 deleted.add((t.repository, t.digest))
-            print(f"{verb} {host}/{t.repository}:{t.tag} {t.digest} (created {t.created or '?'})")
+            ref = Reference(host, t.repository, t.tag)
+            print(f"{verb} {ref} {t.digest} (created {t.created or '?'})")
     finally:
         client.close()
     repos = len({t.repository for t in tags})
@@ -673,6 +749,7 @@ def cmd_prune(args) -> int:
 
 COMMANDS = {
     "push": cmd_push,
+    "about": cmd_about,
     "plan": cmd_plan,
     "layout": cmd_layout,
     "load": cmd_load,

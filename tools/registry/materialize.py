@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from tools.oci.errors import NotFound, RegistryError
 from tools.oci.media import OCI_INDEX
+from tools.oci.reference import Reference
 from tools.registry.parallel import parallel
 from tools.staging.clients import Clients, lost
 
@@ -145,7 +146,7 @@ def load(
     check_engine(docker)
     for image, d in images:
         s = clients.check_staged(d)
-        staged = f"{s.host}/{d.staging_name}@{d.digest}"
+        staged = str(Reference(s.host, d.staging_name, digest=d.digest))
         log(f"{image.label()}: docker pull {staged}")
         r = _docker(docker, "pull", "--quiet", staged)
         if r.returncode != 0:

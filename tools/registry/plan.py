@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tools.oci.errors import RegistryError
-from tools.oci.reference import split_registry
+from tools.oci.reference import Reference, split_registry
 
 if TYPE_CHECKING:
     from tools.staging.descriptor import Descriptor
@@ -50,9 +50,13 @@ class PlannedImage:
         namespace = split_registry(self.registry)[1]
         return f"{namespace}/{self.repository}" if namespace else self.repository
 
+    def ref(self, tag: str) -> Reference:
+        """The image in its registry, tagged ``tag``."""
+        return Reference.at(self.registry, self.repository, tag)
+
     @property
     def refs(self) -> list[str]:
-        return [f"{self.registry}/{self.repository}:{t}" for t in self.tags]
+        return [str(self.ref(t)) for t in self.tags]
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -99,6 +103,38 @@ def left_out(paths: list[Path]) -> list[str]:
             raise RegistryError(f"{path}: not a push plan ({e}); rebuild the push target") from None
         notes += [n for n in found if n not in notes]
     return notes
+
+
+def plan_labels(paths: list[Path]) -> list[str]:
+    """The Bazel targets the plans were written for (`//images:push_default`), once each.
+
+    A plan names the label of its push target (images/private/push.bzl); a
+    `.plan` target's is that push's (`.plan` left off).
+    """
+    labels: list[str] = []
+    for path in paths:
+        try:
+            label = json.loads(path.read_text()).get("label")
+        except (OSError, ValueError, AttributeError) as e:
+            raise RegistryError(f"{path}: not a push plan ({e}); rebuild the push target") from None
+        if label and label.removesuffix(".plan") not in labels:
+            labels.append(label.removesuffix(".plan"))
+    return labels
+
+
+def plan_header(labels: list[str], images: list[PlannedImage]) -> str:
+    """One `#` line: what the plan pushes, for which archs, how many images and tags, where.
+
+    e.g. `# //images:push_default for gfx950: 14 images, 42 tags -> HOST/rocm-pytorch`.
+    """
+    archs = list(dict.fromkeys(i.arch for i in images if i.arch)) or ["noarch"]
+    registries = list(dict.fromkeys(i.registry for i in images))
+    tags = sum(len(i.tags) for i in images)
+    name = ", ".join(labels) or "plan"
+    return (
+        f"# {name} for {', '.join(archs)}: {len(images)} image{'s' * (len(images) != 1)},"
+        f" {tags} tag{'s' * (tags != 1)} -> {', '.join(registries) or '-'}"
+    )
 
 
 def _read_plan(path: Path, registry: str | None) -> list[PlannedImage]:

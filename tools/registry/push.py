@@ -132,7 +132,7 @@ def unreproducible(images: list[PlannedImage], descriptors: dict) -> str:
     Its floating and versioned tags alone are fine: they move anyway.
     """
     bad = [
-        f"{image.label()} ({image.registry}/{image.repository}:{image.immutable})"
+        f"{image.label()} ({image.ref(image.immutable)})"
         for image in images
         if image.immutable and not descriptors[image.key].reproducible
     ]
@@ -197,10 +197,7 @@ class Pusher:
             current[image.key] = have
             want = descriptors[image.key].digest
             if have and have != want:
-                conflicts.append(
-                    f"{image.registry}/{image.repository}:{image.immutable} is {have},"
-                    f" this build is {want}"
-                )
+                conflicts.append(f"{image.ref(image.immutable)} is {have}, this build is {want}")
         refusal = ""
         if conflicts:
             refusal = (
@@ -226,7 +223,7 @@ class Pusher:
             self.before_tags(image, d)
         immutable_first = sorted(image.tags, key=lambda tag: tag != image.immutable)
         for tag in immutable_first:
-            ref = f"{image.registry}/{image.repository}:{tag}"
+            ref = str(image.ref(tag))
             if tag == image.immutable:
                 if immutable_now == d.digest:
                     self.on_ref(image, ref, "up to date")
@@ -254,7 +251,7 @@ class Pusher:
         """
         c = self.client(image.host)
         window = self.options.immutable_window
-        ref = f"{image.registry}/{image.repository}:{image.immutable}"
+        ref = image.ref(image.immutable)
         start = time.monotonic()
         have = c.manifest_digest(image.name, image.immutable)
         if have is None:
@@ -294,10 +291,10 @@ class Pusher:
         for image, digest, _ in self.immutable_written:
             have = self.client(image.host).manifest_digest(image.name, image.immutable)
             if have != digest:
-                ref = f"{image.registry}/{image.repository}:{image.immutable}"
+                ref = str(image.ref(image.immutable))
                 self.on_ref(image, ref, "moved")
                 return image, (
-                    f"{image.registry}/{image.repository}:{image.immutable} is {have or 'gone'},"
+                    f"{ref} is {have or 'gone'},"
                     f" this build is {digest}: another push, whose look-up came before this"
                     " push's PUT landed, wrote it after; immutable tags never move: the tag is"
                     " theirs, and this push failed"
@@ -316,7 +313,7 @@ class Pusher:
                 c.put_manifest(image.name, reference, d.manifest, d.media_type)
                 return
             except BadStatus as e:
-                code = next((k for k in BLOB_RACE if e.status == 400 and k in str(e)), None)
+                code = next((k for k in e.codes if e.status == 400 and k in BLOB_RACE), None)
                 if not code or attempt == MANIFEST_ATTEMPTS - 1:
                     raise
                 self.log(f"  PUT {image.name}:{reference[:19]}: {code}; checking the blobs")
@@ -394,8 +391,8 @@ class Pusher:
                 refusals.append(str(e))
                 state = "lost from staging"
             brought |= {(c.host, b.digest) for b in d.blobs}
-            for ref in image.refs:
-                lines.append(f"{ref}@{d.digest} ({state})")
+            for tag in image.tags:
+                lines.append(f"{image.ref(tag).with_digest(d.digest)} ({state})")
         return lines, refusals
 
     def _would(self, image: PlannedImage, d: Descriptor, brought: set[tuple[str, str]]) -> str:
@@ -438,7 +435,7 @@ class Pusher:
             d = descriptors[image.key]
             before = self.total_requests()
             self.log(
-                f"[{n}/{total}] {image.registry}/{image.repository}:{image.tags[0]}"
+                f"[{n}/{total}] {image.ref(image.tags[0])}"
                 f" {image.label()}: {len(d.blobs)} blobs, {human(d.image_size)}"
             )
             try:

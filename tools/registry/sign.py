@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.oci.errors import RegistryError
+from tools.oci.reference import Reference
 from tools.places import user_path
 from tools.registry.provenance import IN_TOTO, STATEMENT
 
@@ -204,7 +205,7 @@ class Signer:
 
     def sign(self, host: str, name: str, digest: str) -> None:
         """Sign ``host/name@digest``: cosign attaches the bundle."""
-        ref = f"{host.rpartition('://')[2]}/{name}@{digest}"
+        ref = str(Reference(host, name, digest=digest).without_scheme())
         cmd = [
             self.cosign,
             "sign",

@@ -62,19 +62,26 @@ def add_parser(sub, connection_args: Callable, user_path: Callable) -> None:
 
 
 def parse_ref(ref: str) -> tuple[str, str, str]:
-    """`HOST[:PORT]/NAME[:TAG|@DIGEST]` -> (host, name, tag or digest)."""
-    from tools.oci.reference import split_registry
+    """`[https://]HOST[:PORT]/NAME[:TAG][@DIGEST]` -> (host, name, what to ask for: the
+    digest, else the tag, else `latest`); BadReference (a RegistryError) if it is none."""
+    from tools.oci.reference import Reference
 
-    host, path = split_registry(ref)
-    if "@" in path:
-        name, _, reference = path.partition("@")
-    else:
-        head, _, last = path.rpartition("/")
-        repo, sep, tag = last.partition(":")
-        name, reference = (f"{head}/{repo}" if head else repo), (tag if sep else "latest")
-    if not path or not name:
-        raise RegistryError(f"{ref}: want HOST[:PORT]/NAME:TAG or HOST[:PORT]/NAME@sha256:…")
-    return host, name, reference
+    r = Reference.parse(ref)
+    return r.registry, r.repository, r.identifier
+
+
+def pinned(ref: str, digest: str | None) -> str:
+    """``ref`` pinned to the ``digest`` found (`REF@-` when none was); a ref that names a
+    digest already keeps its own."""
+    from tools.oci.reference import BadReference, Reference
+
+    try:
+        r = Reference.parse(ref)
+    except BadReference:
+        return f"{ref}@{digest or '-'}"
+    if r.digest or not digest:
+        return f"{r}" if r.digest else f"{ref}@-"
+    return str(r.with_digest(digest))
 
 
 def cmd_verify(args, clients_of: Callable, log: Callable[[str], None]) -> int:
@@ -117,9 +124,9 @@ def cmd_verify(args, clients_of: Callable, log: Callable[[str], None]) -> int:
     else:
         for f in findings:
             if f.problems:
-                print(f"FAILED {f.ref}@{f.digest or '-'}: {'; '.join(f.problems)}")
+                print(f"FAILED {pinned(f.ref, f.digest)}: {'; '.join(f.problems)}")
             else:
-                print(f"verified {f.ref}@{f.digest} ({', '.join(f.checked)})")
+                print(f"verified {pinned(f.ref, f.digest)} ({', '.join(f.checked)})")
     summary = f"{len(findings) - len(failed)}/{len(findings)} refs verified, {requests} requests"
     print(summary, file=sys.stderr)
     if failed:

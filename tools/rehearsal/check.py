@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.oci import media
+from tools.oci.reference import Reference
 from tools.staging import descriptor as desc
 
 TOKEN = re.compile(r"gfx[0-9a-z]+(?:-[0-9]+)?(?:-generic)?")
@@ -496,10 +497,9 @@ def _get(url: str) -> tuple[int, str]:
 
 def registry_digest(ref: str) -> str:
     """The digest tag ``ref`` (HOST:PORT/NAME:TAG of a loopback registry) names now."""
-    name, _, tag = ref.rpartition(":")
-    host, _, repository = name.partition("/")
+    r = Reference.parse(ref)
     request = urllib.request.Request(
-        f"http://{host}/v2/{repository}/manifests/{tag}",
+        f"http://{r.domain}/v2/{r.repository}/manifests/{r.identifier}",
         method="HEAD",
         headers={"Accept": media.MANIFEST_TYPES},
     )

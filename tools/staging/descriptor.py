@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.oci.digest import digest_of
+from tools.oci.reference import Reference
 from tools.staging import Staging
 
 SCHEMA = 1
@@ -101,7 +102,7 @@ class Descriptor:
     @property
     def staging_ref(self) -> str:
         """`HOST[:PORT]/NAME@sha256:…`: what `docker pull` and build contexts use."""
-        return f"{self.staging_host}/{self.staging_name}@{self.digest}"
+        return str(Reference(self.staging_host, self.staging_name, digest=self.digest))
 
     @property
     def _manifest(self) -> dict:

@@ -11,6 +11,7 @@ import json
 
 from tools.oci.digest import digest_of
 from tools.oci.errors import RegistryError
+from tools.oci.reference import Reference
 from tools.staging import Staging
 
 
@@ -41,7 +42,9 @@ def hit(staging: Staging, name: str, tag: str) -> tuple[str | None, str]:
 
 def hit_note(staging: Staging, name: str, tag: str, digest: str, skipped: str) -> str:
     """What a build that reused staging's image says (stderr, its log)."""
-    return f"staging hit: {staging.host}/{name}:{tag} is {digest}, whole; {skipped} not run"
+    return (
+        f"staging hit: {Reference(staging.host, name, tag)} is {digest}, whole; {skipped} not run"
+    )
 
 
 def fetch(staging: Staging, name: str, digest: str) -> tuple[bytes, str, dict]:

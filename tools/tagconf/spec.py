@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from string import Template
 
+from tools.oci.reference import Reference
 from tools.tagconf.model import ARCH_VAR, VCS_REF_KEY, Catalog, Target
 from tools.tagconf.tags import render_tags
 
@@ -32,8 +33,8 @@ def cache_ref(cache_registry: str, target: Target, arch: str | None, versioned: 
     or arch names, so `prune-cache` groups tags by `<stage>_<arch>` and keeps
     the newest N versions of each.
     """
-    registry = cache_registry.rstrip("/")
-    return f"{registry}/{target.repository}-cache:{cache_group(target.stage, arch)}_{versioned}"
+    tag = f"{cache_group(target.stage, arch)}_{versioned}"
+    return str(Reference.at(cache_registry, f"{target.repository}-cache", tag))
 
 
 def template_keys(target: Target) -> list[str]:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from string import Template
 
+from tools.oci.reference import Reference
 from tools.tagconf.errors import CatalogError, UsageError, nearest
 from tools.tagconf.model import ARCH_VAR, VCS_REF_KEY, Catalog, Target
 
@@ -43,9 +44,11 @@ class ImageTags:
         return [t for k in kinds if (t := getattr(self, k)) is not None]
 
     def refs(self, kind: str = "all", registry: str = "") -> list[str]:
-        """``[registry/]repository:tag`` for each tag of ``kind``."""
-        prefix = f"{registry.rstrip('/')}/" if registry else ""
-        return [f"{prefix}{self.repository}:{t}" for t in self.tags(kind)]
+        """``registry/repository:tag`` (a Reference) for each tag of ``kind``; without a
+        registry, ``repository:tag``: the name within the catalogue (collisions)."""
+        if not registry:
+            return [f"{self.repository}:{t}" for t in self.tags(kind)]
+        return [str(Reference.at(registry, self.repository, t)) for t in self.tags(kind)]
 
     def to_json(self, registry: str = "") -> dict[str, object]:
         return {

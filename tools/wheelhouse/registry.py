@@ -17,7 +17,7 @@ from tools.oci.client import RegistryClient
 from tools.oci.digest import digest_of
 from tools.oci.errors import RegistryError
 from tools.oci.media import INDEX_TYPES, MANIFEST_TYPES
-from tools.oci.reference import split_registry
+from tools.oci.reference import Reference, split_registry
 from tools.tagconf.model import Catalog
 from tools.wheelhouse.errors import WheelhouseError
 from tools.wheelhouse.model import WheelImage, identify
@@ -92,7 +92,7 @@ class RegistrySource:
     def image(self, catalog: Catalog, target: str, repository: str, tag: str) -> WheelImage:
         """Manifest and config of ``repository:tag``, identified."""
         name = self.name(repository)
-        ref = f"{self.spec}/{repository}:{tag}"
+        ref = str(Reference.at(self.spec, repository, tag))
         manifest, digest = self._manifest(name, tag, ref)
         if manifest.get("mediaType") in INDEX_TYPES or "manifests" in manifest:
             digest = self._pick(manifest, ref)
