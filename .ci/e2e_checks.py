@@ -198,7 +198,7 @@ def _aquery():
 def _unknown_arch():
     proc = bazel("build", "--nobuild", "//tests/e2e:pytorch", "--define=arch=gfx951", check=False)
     assert proc.returncode != 0, "analysis succeeded"
-    want = '--define arch=gfx951: unknown arch "gfx951"; known: gfx90a, gfx942, gfx950,'
+    want = '--define arch=gfx951: unknown arch "gfx951"; known: gfx908, gfx90a, gfx942, gfx950,'
     assert want in proc.stderr, proc.stderr[-2000:]
 
 
