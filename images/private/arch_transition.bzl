@@ -35,8 +35,8 @@ def current_arch(ctx):
     return None if arch == NOARCH else arch
 
 def _family_hint(name, families):
-    # `gfx110X` names the families `gfx110X-...`
-    close = [f for f in families if f.startswith(name + "-")]
+    # `gfx110X` names the families `gfx110X-...`; `gfx110x-all` the one it miscases
+    close = [f for f in families if f.lower() == name.lower() or f.lower().startswith(name.lower() + "-")]
     if not close:
         return ""
     return "did you mean %s? " % " or ".join(["%r" % f for f in close])

@@ -168,6 +168,12 @@ def _family_request_parsing_impl(ctx):
             "--define arch=gfx110X: unknown arch or family \"gfx110X\"; did you mean \"gfx110X-all\"? " + _FAMILY_LIST,
         ),
         (
+            "a miscased family",
+            "gfx110x-all",
+            [],
+            "--define arch=gfx110x-all: unknown arch or family \"gfx110x-all\"; did you mean \"gfx110X-all\"? " + _FAMILY_LIST,
+        ),
+        (
             "an unknown name in a list",
             "gfx110X-all,gfx120X-all",
             [],

@@ -61,6 +61,12 @@ CLI_CASES = [
         ],
     ),
     (
+        "a miscased family",
+        ["tags", "--arch", "gfx110x-all"],
+        2,
+        ["--arch gfx110x-all: unknown arch or family; did you mean 'gfx110X-all'?"],
+    ),
+    (
         "a family's stem names its families",
         ["tags", "--arch", "gfx110X"],
         2,

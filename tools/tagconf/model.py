@@ -140,7 +140,8 @@ class Catalog:
         if not self.families:
             raise UsageError(f"--arch {arch}", "unknown arch", nearest(arch, self.archs))
         # `gfx110X` names the families `gfx110X-...`, not the nearest arch.
-        close = [f for f in self.families if f.startswith(arch + "-")]
+        low = arch.lower()
+        close = [f for f in self.families if f.lower() == low or f.lower().startswith(low + "-")]
         close = close or difflib.get_close_matches(arch, self.variants, n=1, cutoff=0.5)
         known = f"known archs: {', '.join(self.archs)}; families: {', '.join(self.families)}"
         guess = " or ".join(f"'{c}'" for c in close)
