@@ -18,7 +18,7 @@ here use the reproducible output (`--define reproducible=1`, as
   aiter-wheel (gfx942, gfx950 only) for gfx1201 fails analysis in one line
   (its push refuses an empty plan), and push_default.plan for gfx1201 leaves
   it out and says so;
-- the real family analyses for all nine archs, its push_default.plan is
+- the real family analyses for all 13 archs and the 6 arch families, its push_default.plan is
   exactly tagconf's tags, and `--config=release` adds the -g<sha> tags;
   push_default.help has no ImageBuild or ImageSpec action under it;
 - `--define cache_registry` exports BuildKit's cache where prune-cache finds it;
@@ -198,7 +198,7 @@ def _aquery():
 def _unknown_arch():
     proc = bazel("build", "--nobuild", "//tests/e2e:pytorch", "--define=arch=gfx951", check=False)
     assert proc.returncode != 0, "analysis succeeded"
-    want = '--define arch=gfx951: unknown arch "gfx951"; known: gfx90a, gfx942, gfx950,'
+    want = '--define arch=gfx951: unknown arch "gfx951"; known: gfx908, gfx90a, gfx942, gfx950,'
     assert want in proc.stderr, proc.stderr[-2000:]
 
 
@@ -261,16 +261,27 @@ def _unbuilt_arch():
     return f"{len(proc.stdout.split())} refs, no aiter-wheel"
 
 
-ALL_ARCHS = "gfx90a,gfx942,gfx950,gfx1100,gfx1101,gfx1150,gfx1151,gfx1200,gfx1201"
+ALL_ARCHS = (
+    "gfx908,gfx90a,gfx942,gfx950,gfx1030,gfx1100,gfx1101,gfx1102,gfx1103,gfx1150,gfx1151,"
+    "gfx1200,gfx1201"
+)
+FAMILIES = "gfx90X-dcgpu,gfx94X-gfx950-dcgpu,gfx110X-dgpu,gfx110X-all,gfx115X-all,gfx120X-all"
 
 
-@check("real family analyses for all nine archs; --define arch=all plans all nine")
+@check(
+    "real family analyses for all 13 archs and the 6 arch families; --define arch=all plans"
+    " the 13 archs, no family"
+)
 def _real_family():
-    bazel("build", "--nobuild", "//images/...", f"--define=arch={ALL_ARCHS}")
-    # `all` is the same nine archs: the plan lists each of them
+    bazel("build", "--nobuild", "//images/...", f"--define=arch={ALL_ARCHS},{FAMILIES}")
+    # `all` is the same 13 archs: the plan lists each of them, and no family
     proc = bazel("run", "//images:pytorch.push.plan", "--define=arch=all")
-    archs = [ref.rsplit("-", 1)[-1] for ref in proc.stdout.split() if ":latest-" in ref]
+    archs = [ref.split(":latest-", 1)[1] for ref in proc.stdout.split() if ":latest-" in ref]
     assert archs == ALL_ARCHS.split(","), archs
+    # a family's plan is one image per target, tagged with the family's name
+    proc = bazel("run", "//images:pytorch.push.plan", "--define=arch=gfx110X-all")
+    assert proc.stdout.split()[-1].endswith("/pytorch:latest-gfx110X-all"), proc.stdout
+    assert len(proc.stdout.split()) == 2, proc.stdout
 
 
 @check("//images:push_default.plan prints exactly tagconf's tags, building nothing")

@@ -15,6 +15,9 @@ them, action keys of this run's own):
   pytorch, pytorch-test and runtime); a second build runs nothing;
 - tools/rehearsal/coverage.py reads BuildKit's step list in their logs: every
   RUN of every Dockerfile of docker/ executed;
+- the arch family gfx110X-dgpu: rocm-runtime and base built once for
+  gfx1100;gfx1101;gfx1102 keep exactly those archs' kernels (each member's
+  rocBLAS kernels present), and hipcc in base makes a code object per member;
 - tools/rehearsal/check.py reads the images: kernel files of gfx1100 only,
   the fat binaries, sizes and bytes pruned, ldconfig and gpu-arch, a hipcc
   code object for gfx1100 in base; the triton wheel installs in base and
@@ -65,6 +68,9 @@ from tools.tagconf import catalog  # noqa: E402
 ARCH = "gfx1100"
 CDNA = "gfx942"  # aiter-wheel is built for the CDNA archs only (catalog.toml)
 REFUSED_ARCH = "gfx950"
+# An arch family (one image for all its members) whose members all have
+# kernels in Debian's rocBLAS (the stand-in's): gfx1100, gfx1101, gfx1102.
+ARCH_FAMILY = "gfx110X-dgpu"
 CATALOG = catalog.load(REPO / "images" / "catalog.toml")
 GROUP = "default"
 # The default group for ARCH (what push_default publishes: aiter-wheel is not
@@ -435,6 +441,23 @@ def main() -> int:
         assert want in proc.stderr, proc.stderr[-2000:]
         assert f"target rocm-runtime, arch {REFUSED_ARCH}" in proc.stderr, proc.stderr[-2000:]
         return f"exit {proc.returncode}: {want!r}"
+
+    @check(
+        f"the arch family {ARCH_FAMILY}: one rocm-runtime and base for all its members, keeping"
+        " every member's kernels and no others"
+    )
+    def _arch_family():
+        members = ";".join(CATALOG.members(ARCH_FAMILY))
+        runtime, base = label("rocm-runtime", ARCH_FAMILY), label("pytorch-base", ARCH_FAMILY)
+        spawns, wall = run.build(runtime, base)
+        assert spawns == {"UpstreamBuild": 0, "ImageBuild": 2}, spawns
+        results = image_check.run(
+            members, run.descriptor(UPSTREAM), run.descriptor(runtime), run.descriptor(base)
+        )
+        bad = [f"{r.name}: {r.detail}" for r in results if not r.ok]
+        assert not bad, "\n".join(bad)
+        kernels = next(r.detail for r in results if r.name == "kernel files")
+        return f"2 builds in {wall:.0f}s; {kernels}"
 
     @check("another mirror setting runs 0 image builds (execution log)")
     def _mirror_change():

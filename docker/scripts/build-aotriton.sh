@@ -60,13 +60,19 @@ while [ "$#" -gt 0 ]; do
 done
 [ "$#" -eq 1 ] && [ -n "$arch" ] && [ -n "$pytorch_src" ] || die "$usage"
 prefix=$1
+# One arch, or several `;`-separated (an arch family): AOTRITON_TARGET_ARCH
+# is a CMake list, as PYTORCH_ROCM_ARCH.
 case "$arch" in
-    gfx*) ;;
-    *) die "--arch '$arch' is not a GPU architecture (gfx...)" ;;
+    *' '*) die "--arch takes archs separated by ';' (PYTORCH_ROCM_ARCH), got '$arch'" ;;
 esac
-case "$arch" in
-    *\;*|*' '*) die "--arch names one architecture, got '$arch'" ;;
-esac
+IFS=';' read -r -a archs <<<"$arch"
+[ "${#archs[@]}" -gt 0 ] || die "--arch is empty"
+for a in "${archs[@]}"; do
+    case "$a" in
+        gfx*) ;;
+        *) die "--arch '$arch' is not a GPU architecture (gfx...)" ;;
+    esac
+done
 
 cmake_file=$pytorch_src/cmake/External/aotriton.cmake
 [ -f "$cmake_file" ] || die "$pytorch_src has no cmake/External/aotriton.cmake (not a PyTorch tree?)"

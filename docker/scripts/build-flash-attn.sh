@@ -10,7 +10,8 @@
 # gfx1xxx, and flash-attention's setup.py accepts only gfx90a, gfx942 and
 # gfx950 (validate_and_update_archs); vLLM picks it for ViT attention on gfx9
 # when `flash_attn` is importable, else PyTorch's SDPA (vllm/platforms/rocm.py,
-# get_vit_attn_backend). The image has one arch, so this script decides:
+# get_vit_attn_backend). The image has one arch (or one family: every member
+# must be one of those), so this script decides:
 #
 #   fetch  on gfx90a/gfx942/gfx950: fetch-source.sh URL REF SRC_DIR with the
 #          submodules (setup.py runs `git submodule update --init` for
@@ -48,11 +49,19 @@ command=$1
 arch=$3
 shift 3
 [ -n "$arch" ] || die "--arch is empty"
-[[ "$arch" =~ ^gfx[0-9a-z]+$ ]] || die "--arch takes one GPU arch (gfx942), not '$arch'"
+# One arch, or an arch family's `;`-separated archs (GPU_ARCHS takes that
+# list): built when flash-attention builds for every one of them.
+[[ "$arch" =~ ^gfx[0-9a-z]+(\;gfx[0-9a-z]+)*$ ]] \
+    || die "--arch takes a GPU arch (gfx942) or several separated by ';', not '$arch'"
 
-built_here=0
-for a in "${FA_ARCHS[@]}"; do
-    [ "$a" = "$arch" ] && built_here=1
+built_here=1
+IFS=';' read -r -a archs <<<"$arch"
+for member in "${archs[@]}"; do
+    known=0
+    for a in "${FA_ARCHS[@]}"; do
+        [ "$a" = "$member" ] && known=1
+    done
+    [ "$known" -eq 1 ] || built_here=0
 done
 why="flash-attention's CK kernels are built for ${FA_ARCHS[*]} only, as vLLM's ROCm image builds them; on $arch vLLM uses PyTorch's SDPA for ViT attention"
 

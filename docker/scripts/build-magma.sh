@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
-# Build MAGMA (LAPACK on the GPU) for ROCm and one GPU architecture, as
-# PyTorch's CI builds the MAGMA its ROCm wheels link.
+# Build MAGMA (LAPACK on the GPU) for ROCm and one GPU architecture (or the
+# `;`-separated archs of a family), as PyTorch's CI builds the MAGMA its ROCm
+# wheels link.
 #
 # Usage: build-magma.sh --arch PYTORCH_ROCM_ARCH (--pytorch-src DIR | --source DIR) PREFIX
 #        build-magma.sh --help
@@ -63,13 +64,18 @@ while [ "$#" -gt 0 ]; do
 done
 [ "$#" -eq 1 ] && [ -n "$arch" ] || die "$usage"
 prefix=$1
+# One arch, or several `;`-separated as PYTORCH_ROCM_ARCH (an arch family).
 case "$arch" in
-    gfx*) ;;
-    *) die "--arch '$arch' is not a GPU architecture (gfx...)" ;;
+    *' '*) die "--arch takes archs separated by ';' (PYTORCH_ROCM_ARCH), got '$arch'" ;;
 esac
-case "$arch" in
-    *\;*|*' '*) die "--arch names one architecture, got '$arch'" ;;
-esac
+IFS=';' read -r -a archs <<<"$arch"
+[ "${#archs[@]}" -gt 0 ] || die "--arch is empty"
+for a in "${archs[@]}"; do
+    case "$a" in
+        gfx*) ;;
+        *) die "--arch '$arch' is not a GPU architecture (gfx...)" ;;
+    esac
+done
 [ -n "$source_dir" ] || [ -n "$pytorch_src" ] || die "$usage"
 if [ -n "$source_dir" ]; then
     [ -f "$source_dir/make.inc-examples/make.inc.hip-gcc-mkl" ] \
@@ -117,8 +123,10 @@ LIB = -Wl,--start-group -lmkl_gf_lp64 -lmkl_gnu_thread -lmkl_core -Wl,--end-grou
 LIB += -Wl,--enable-new-dtags -Wl,--rpath,$ROCM_PATH/lib -ldl
 LDFLAGS += -Wl,-soname,libmagma.so
 DEVCCFLAGS += --gpu-max-threads-per-block=256
-DEVCCFLAGS += --offload-arch=$arch
 EOF
+for a in "${archs[@]}"; do
+    echo "DEVCCFLAGS += --offload-arch=$a" >>make.inc
+done
 sed -i 's/^FOPENMP/#FOPENMP/g' make.inc
 
 make -f make.gen.hipMAGMA -j "$MAX_JOBS"

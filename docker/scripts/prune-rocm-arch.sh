@@ -84,14 +84,18 @@ mapfile -t kernel_dirs < <(
 before=$(du -sm "$rocm_root" | cut -f1)
 deleted=0
 rocblas_dirs=0 rocblas_kept=0
+rocblas_names=()
 for dir in "${kernel_dirs[@]}"; do
     kept_here=0
     seen_here=0
+    in_rocblas=0
+    case "${dir#"$rocm_root"}" in /lib/*rocblas/*) in_rocblas=1 ;; esac
     while IFS= read -r -d '' file; do
         base=${file##*/}
         seen_here=$((seen_here + 1))
         if wanted "$base"; then
             kept_here=$((kept_here + 1))
+            [ "$in_rocblas" -eq 0 ] || rocblas_names+=("$base")
         else
             rm -f -- "$file"
             deleted=$((deleted + 1))
@@ -118,6 +122,23 @@ done
 # script does not know must not yield an image without BLAS kernels.
 if [ "$rocblas_dirs" -gt 0 ]; then
     [ "$rocblas_kept" -gt 0 ] || die "this ROCm ships no rocBLAS kernels for $1"
+    # Several archs (an arch family): every one needs its own (or its generic
+    # target's) rocBLAS kernels, or the image would fail on that card.
+    if [ "${#archs[@]}" -gt 1 ]; then
+        for arch in "${archs[@]}"; do
+            keep=("$arch")
+            generic=$(generic_targets "$arch")
+            [ -z "$generic" ] || keep+=("$generic")
+            found=0
+            for name in "${rocblas_names[@]}"; do
+                if wanted "$name"; then
+                    found=1
+                    break
+                fi
+            done
+            [ "$found" -eq 1 ] || die "this ROCm ships no rocBLAS kernels for $arch (of $1)"
+        done
+    fi
 elif compgen -G "$rocm_root/lib/librocblas.so*" >/dev/null; then
     die "$rocm_root/lib has librocblas but no rocBLAS kernel directory (lib/rocblas/.../library); cannot tell whether it has kernels for $1"
 fi

@@ -34,32 +34,51 @@ def current_arch(ctx):
     arch = ctx.attr._arch[BuildSettingInfo].value
     return None if arch == NOARCH else arch
 
-def parse_arch_request(spec, known):
-    """Parse an `--define arch=` value (`A[,B...]` or `all`) against the known archs.
+def _family_hint(name, families):
+    # `gfx110X` names the families `gfx110X-...`; `gfx110x-all` the one it miscases
+    close = [f for f in families if f.lower() == name.lower() or f.lower().startswith(name.lower() + "-")]
+    if not close:
+        return ""
+    return "did you mean %s? " % " or ".join(["%r" % f for f in close])
+
+def parse_arch_request(spec, known, families = {}):
+    """Parse an `--define arch=` value (`A[,B...]` or `all`) against the known archs and families.
+
+    A family name stands anywhere an arch does (`gfx110X-all`,
+    `gfx950,gfx120X-all`): it is one more variant, built as one image for all
+    its members. `all` is every single arch, no family.
 
     Args:
       spec: str, e.g. "gfx950,gfx1201".
       known: list[str], the catalogue's archs.
+      families: dict[str, list[str]], the catalogue's families and their members.
 
     Returns:
-      struct(archs = list[str] in the requested order without duplicates,
-             error = str or None).
+      struct(archs = list[str] in the requested order without duplicates
+             (archs and family names), error = str or None).
     """
     if spec.strip() == "all":
         return struct(archs = list(known), error = None)
     archs = []
     for arch in spec.split(","):
         arch = arch.strip()
-        if arch not in known:
-            return struct(
-                archs = [],
-                error = "--define arch=%s: unknown arch %r; known: %s (or all)" % (spec, arch, ", ".join(known)),
-            )
+        if arch not in known and arch not in families:
+            if not families:
+                error = "--define arch=%s: unknown arch %r; known: %s (or all)" % (spec, arch, ", ".join(known))
+            else:
+                error = "--define arch=%s: unknown arch or family %r; %sknown archs: %s (or all); families: %s" % (
+                    spec,
+                    arch,
+                    _family_hint(arch, families),
+                    ", ".join(known),
+                    ", ".join(["%s (%s)" % (f, "+".join(m)) for f, m in families.items()]),
+                )
+            return struct(archs = [], error = error)
         if arch not in archs:
             archs.append(arch)
     return struct(archs = archs, error = None)
 
-def requested_archs(ctx, known, default):
+def requested_archs(ctx, known, default, families = {}):
     """The archs `--define arch=A[,B...]` asks for, validated; `default` without it.
 
     This is the only reader of `--define arch`: transitions cannot read
@@ -69,12 +88,13 @@ def requested_archs(ctx, known, default):
       ctx: any rule context.
       known: list[str], the catalogue's archs.
       default: str, the catalogue's default arch.
+      families: dict[str, list[str]], the catalogue's arch families.
 
     Returns:
       struct(archs, error) as parse_arch_request: the caller reports an
       error with defines.bzl's analysis_error (one line, no traceback).
     """
-    return parse_arch_request(ctx.var.get("arch", default), known)
+    return parse_arch_request(ctx.var.get("arch", default), known, families)
 
 def _noarch_transition_impl(_settings, _attr):
     return {ARCH_SETTING: NOARCH}

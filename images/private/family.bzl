@@ -37,6 +37,7 @@ def image_family(
         default_arch,
         defaults,
         groups = {},
+        families = {},
         srcs = [],
         upstream = None,
         network = "host",
@@ -64,7 +65,8 @@ def image_family(
     `runtime.push.plan` of `pytorch-run.push.plan` (also `.layout`,
     `.push`, `.push.verify`).
 
-    For each arch target `T` and each arch `A` it creates `T.A` (pinned to A;
+    For each arch target `T` and each arch or family `A` it is built for it
+    creates `T.A` (pinned to A;
     its parents are the `.A` variants of its catalogue parents, or the
     arch-free parent itself) and `T` (an `image_set` that builds the variants
     `--define arch=A[,B...]` asks for). An arch-free target `T` is just `T`,
@@ -84,6 +86,9 @@ def image_family(
       defaults: the `DEFAULTS` dict of targets.bzl (its keys are --define-able).
       groups: the `GROUPS` dict of targets.bzl: `push_<group>` pushes its
         members (and `push_<group>.plan` prints the tags).
+      families: the `FAMILIES` dict of targets.bzl: each family `F` is one
+        more variant of every arch target built for all its members (`T.F`,
+        one image for every member arch; `--define arch=F` selects it).
       srcs: files the Dockerfiles COPY (scripts): a list for every image, or
         a dict from the catalogue's `dockerfile` path to that Dockerfile's
         files (so a script change rebuilds only the images that use it).
@@ -113,7 +118,7 @@ def image_family(
         upstream = upstream,
         network = network,
         value_keys = list(defaults.keys()),
-        known_archs = archs,
+        known_archs = archs + list(families.keys()),
         # --config=release (--stamp): the commit tag comes from the workspace status
         stamp = select({
             Label("//images:stamped"): True,
@@ -136,9 +141,11 @@ def image_family(
             return [
                 ":" + image_label(p, arch if targets[p]["arch"] else None)
                 for p in t["parents"]
-                if not targets[p]["arch"] or arch in targets[p]["archs"]
+                if not targets[p]["arch"] or arch in targets[p]["archs"] + [f for f in targets[p].get("families", []) if f in families]
             ]
 
+        # The archs and families this target is built for (a family: every member is).
+        variants = t["archs"] + [f for f in t.get("families", []) if f in families] if t["arch"] else []
         if not t["arch"]:
             rocm_image_rule(
                 name = name,
@@ -149,7 +156,7 @@ def image_family(
             )
             _materializers(name, tags, visibility)
             continue
-        for arch in t["archs"]:
+        for arch in variants:
             rocm_image_rule(
                 name = image_label(name, arch),
                 arch = arch,
@@ -161,8 +168,9 @@ def image_family(
             )
             _materializers(image_label(name, arch), tags, visibility)
         some_archs = dict(
-            images = [":" + image_label(name, arch) for arch in t["archs"]],
-            archs = t["archs"],
+            images = [":" + image_label(name, arch) for arch in variants],
+            archs = variants,
+            families = families,
             default_arch = default_arch,
             catalog = catalog_path,
             target = name,
@@ -252,7 +260,7 @@ def _repository_aliases(name, repo, t, archs):
     out += [(repo + s, name + s, False) for s in [".push", ".push.help", ".push.plan", ".push.verify"]]
     if t["arch"] and t["archs"] != archs:
         out.append((_in_group(repo), _in_group(name), False))
-    images = [image_label(name, a) for a in t["archs"]] if t["arch"] else []
+    images = [image_label(name, a) for a in t["archs"] + t.get("families", [])] if t["arch"] else []
     for image in images:
         out.append((repo + image[len(name):], image, True))
     for image in images or [name]:
@@ -287,7 +295,7 @@ def image_labels(targets, names, archs):
         if not t["arch"]:
             out.append(image_label(name))
             continue
-        out += [image_label(name, a) for a in archs if a in t["archs"]]
+        out += [image_label(name, a) for a in archs if a in t["archs"] + t.get("families", [])]
     return out
 
 def _materializers(image, tags, visibility):

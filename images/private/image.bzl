@@ -83,7 +83,7 @@ _ATTRS = {
         mandatory = True,
     ),
     "known_archs": attr.string_list(
-        doc = "The catalogue's archs (from targets.bzl): `--define builders=` may name only these, `*` and `noarch`.",
+        doc = "The catalogue's archs and arch families (from targets.bzl): `--define builders=` may name only these, `*` and `noarch`.",
     ),
     "network": attr.string(
         doc = "`docker buildx build --network` for RUN steps: 'host' (real builds fetch packages) or 'none'.",

@@ -147,6 +147,139 @@ def _arch_request_parsing_impl(ctx):
 
 arch_request_parsing_test = unittest.make(_arch_request_parsing_impl)
 
+# ---- arch families ----------------------------------------------------------
+
+_FAMILIES = {"gfx110X-all": ["gfx1100", "gfx1101"], "gfx94X-gfx950-dcgpu": ["gfx942", "gfx950"]}
+_FAMILY_KNOWN = ["gfx942", "gfx950", "gfx1100", "gfx1101"]
+_FAMILY_LIST = "known archs: gfx942, gfx950, gfx1100, gfx1101 (or all); families: gfx110X-all (gfx1100+gfx1101), gfx94X-gfx950-dcgpu (gfx942+gfx950)"
+
+def _family_request_parsing_impl(ctx):
+    """A family name stands wherever an arch does; `all` is the single archs; bad names list both."""
+    env = unittest.begin(ctx)
+    rows = [
+        ("a family", "gfx110X-all", ["gfx110X-all"], None),
+        ("a family in a list, order kept", "gfx950,gfx110X-all", ["gfx950", "gfx110X-all"], None),
+        ("a family and its member are two variants", "gfx1100,gfx110X-all,gfx1100", ["gfx1100", "gfx110X-all"], None),
+        ("all is every single arch, no family", "all", _FAMILY_KNOWN, None),
+        (
+            "a family's stem names its families",
+            "gfx110X",
+            [],
+            "--define arch=gfx110X: unknown arch or family \"gfx110X\"; did you mean \"gfx110X-all\"? " + _FAMILY_LIST,
+        ),
+        (
+            "a miscased family",
+            "gfx110x-all",
+            [],
+            "--define arch=gfx110x-all: unknown arch or family \"gfx110x-all\"; did you mean \"gfx110X-all\"? " + _FAMILY_LIST,
+        ),
+        (
+            "an unknown name in a list",
+            "gfx110X-all,gfx120X-all",
+            [],
+            "--define arch=gfx110X-all,gfx120X-all: unknown arch or family \"gfx120X-all\"; " + _FAMILY_LIST,
+        ),
+    ]
+    for desc, spec, archs, error in rows:
+        got = parse_arch_request(spec, _FAMILY_KNOWN, _FAMILIES)
+        asserts.equals(env, archs, got.archs, desc)
+        asserts.equals(env, error, got.error, desc)
+    return unittest.end(env)
+
+family_request_parsing_test = unittest.make(_family_request_parsing_impl)
+
+def _family_reaches_the_build_impl(ctx):
+    """rocm-runtime.gfx110X-dgpu is one image, its spec rendered for the family.
+
+    tagconf makes its PYTORCH_ROCM_ARCH the members (tests/tagconf holds that).
+    """
+    env = analysistest.begin(ctx)
+    info = analysistest.target_under_test(env)[ImageInfo]
+    asserts.equals(env, "gfx110X-dgpu", info.arch)
+    asserts.equals(env, "gfx110X-dgpu", _flag(_action(env, "ImageSpec").argv, "--arch"))
+    asserts.equals(env, ["rocm-runtime.gfx110X-dgpu.json"], [f.basename for f in _action(env, "ImageBuild").outputs.to_list()])
+    return analysistest.end(env)
+
+family_reaches_the_build_test = analysistest.make(_family_reaches_the_build_impl)
+
+def _family_parents_impl(ctx):
+    """A family's parents are the same family's images: vllm for MI300+MI355 gets aiter, for gfx110X-all not."""
+    env = unittest.begin(ctx)
+    cdna = {p.target: p.arch for p in ctx.attr.cdna[ImageInfo].parents}
+    rdna = {p.target: p.arch for p in ctx.attr.rdna[ImageInfo].parents}
+    asserts.equals(env, "gfx94X-gfx950-dcgpu", cdna.get("aiter-wheel"))
+    asserts.equals(env, "gfx94X-gfx950-dcgpu", cdna["pytorch"])
+    asserts.false(env, "aiter-wheel" in rdna, "aiter-wheel is CDNA only")
+    asserts.equals(env, "gfx110X-all", rdna["pytorch"])
+    asserts.equals(env, None, rdna["triton-wheel"])
+    return unittest.end(env)
+
+family_parents_test = unittest.make(
+    _family_parents_impl,
+    attrs = {
+        "cdna": attr.label(providers = [ImageInfo]),
+        "rdna": attr.label(providers = [ImageInfo]),
+    },
+)
+
+def _family_set_impl(ctx):
+    """An image_set asked for a family picks the family's one image."""
+    env = analysistest.begin(ctx)
+    info = analysistest.target_under_test(env)[ImageSetInfo]
+    asserts.equals(env, ["gfx110X-dgpu"], [i.arch for i in info.images])
+    asserts.equals(env, [], info.left_out)
+    return analysistest.end(env)
+
+family_set_test = analysistest.make(_family_set_impl)
+
+def _bad_family_fails_impl(ctx):
+    """A bad family name fails analysis in one line (defines.bzl's analysis_error; the table above has the message)."""
+    env = analysistest.begin(ctx)
+    asserts.expect_failure(env, "$(arch=gfx110X) not defined")
+    return analysistest.end(env)
+
+bad_family_fails_test = analysistest.make(_bad_family_fails_impl, expect_failure = True)
+
+def _unbuilt_family_fails_impl(ctx):
+    """aiter-wheel asked for a family not all CDNA fails analysis in one line."""
+    env = analysistest.begin(ctx)
+    asserts.expect_failure(env, "$(arch=gfx110X-dgpu) not defined")
+    return analysistest.end(env)
+
+unbuilt_family_fails_test = analysistest.make(_unbuilt_family_fails_impl, expect_failure = True)
+
+def _family_sets():
+    """image_sets of the real family asked for families (no --define in tests: default_arch)."""
+    families = {"gfx110X-dgpu": ["gfx1100", "gfx1101", "gfx1102"], "gfx94X-gfx950-dcgpu": ["gfx942", "gfx950"]}
+    image_set(
+        name = "rocm_runtime_asked_for_gfx110X_dgpu",
+        images = ["//tests/e2e:rocm-runtime.gfx1100", "//tests/e2e:rocm-runtime.gfx110X-dgpu"],
+        archs = ["gfx1100", "gfx110X-dgpu"],
+        families = families,
+        default_arch = "gfx110X-dgpu",
+        target = "rocm-runtime",
+        tags = ["manual"],
+    )
+    image_set(
+        name = "rocm_runtime_asked_for_gfx110X",
+        images = ["//tests/e2e:rocm-runtime.gfx1100", "//tests/e2e:rocm-runtime.gfx110X-dgpu"],
+        archs = ["gfx1100", "gfx110X-dgpu"],
+        families = families,
+        default_arch = "gfx110X",
+        target = "rocm-runtime",
+        tags = ["manual"],
+    )
+    image_set(
+        name = "aiter_wheel_asked_for_gfx110X_dgpu",
+        images = ["//tests/e2e:aiter-wheel.gfx942", "//tests/e2e:aiter-wheel.gfx950", "//tests/e2e:aiter-wheel.gfx94X-gfx950-dcgpu"],
+        archs = ["gfx942", "gfx950", "gfx94X-gfx950-dcgpu"],
+        families = families,
+        default_arch = "gfx110X-dgpu",
+        known_archs = ["gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1102"],
+        target = "aiter-wheel",
+        tags = ["manual"],
+    )
+
 # ---- version overrides flow into tagconf -----------------------------------
 
 def _define_overrides_reach_tagconf_impl(ctx):
@@ -371,6 +504,29 @@ def image_test_suite(name):
     )
     messages_test(name = "messages_test")
     arch_request_parsing_test(name = "arch_request_parsing_test")
+    family_request_parsing_test(name = "family_request_parsing_test")
+    family_reaches_the_build_test(
+        name = "family_reaches_the_build_test",
+        target_under_test = "//tests/e2e:rocm-runtime.gfx110X-dgpu",
+    )
+    family_parents_test(
+        name = "family_parents_test",
+        cdna = "//tests/e2e:vllm.gfx94X-gfx950-dcgpu",
+        rdna = "//tests/e2e:vllm.gfx110X-all",
+    )
+    _family_sets()
+    family_set_test(
+        name = "family_set_test",
+        target_under_test = ":rocm_runtime_asked_for_gfx110X_dgpu",
+    )
+    bad_family_fails_test(
+        name = "bad_family_fails_test",
+        target_under_test = ":rocm_runtime_asked_for_gfx110X",
+    )
+    unbuilt_family_fails_test(
+        name = "unbuilt_family_fails_test",
+        target_under_test = ":aiter_wheel_asked_for_gfx110X_dgpu",
+    )
     define_overrides_reach_tagconf_test(name = "define_overrides_reach_tagconf_test")
     label_helpers_test(name = "label_helpers_test")
     define_checks_test(name = "define_checks_test")
@@ -396,6 +552,12 @@ def image_test_suite(name):
             ":push_all_plan_fails_test",
             ":messages_test",
             ":arch_request_parsing_test",
+            ":family_request_parsing_test",
+            ":family_reaches_the_build_test",
+            ":family_parents_test",
+            ":family_set_test",
+            ":bad_family_fails_test",
+            ":unbuilt_family_fails_test",
             ":define_overrides_reach_tagconf_test",
             ":label_helpers_test",
         ],

@@ -724,6 +724,20 @@ def test_magma_builds_as_pytorch_ci_for_the_arch_against_static_mkl(tmp_path, ru
     assert (src / "make.inc-examples").is_dir() and not (src / "make.inc").exists()  # a copy
 
 
+def test_magma_builds_for_every_arch_of_a_family(tmp_path, run_script):
+    mkl(tmp_path)
+    src = magma_tree(tmp_path / "magma-src")
+    prefix = tmp_path / "opt/rocm/magma"
+    r = run_script("build-magma.sh", "--arch", "gfx1100;gfx1101", "--source", str(src), str(prefix))
+    assert r.proc.returncode == 0, r.proc.stderr
+    make_inc = Path(f"{tmp_path / 'pip.log'}.make.inc").read_text().splitlines()
+    offload = [line for line in make_inc if "--offload-arch" in line]
+    assert offload == [
+        "DEVCCFLAGS += --offload-arch=gfx1100",
+        "DEVCCFLAGS += --offload-arch=gfx1101",
+    ]
+
+
 def pin_tree(root: Path, text: str | None = None) -> Path:
     """A PyTorch tree holding only what build-magma.sh reads: its CI's MAGMA pin."""
     (root / ".ci/magma-rocm").mkdir(parents=True)
@@ -802,7 +816,8 @@ def test_magma_help(tmp_path, run_script):
         (["--arch"], "usage: build-magma.sh"),
         (["--arch", "gfx950", "--bogus", "P"], "unknown option '--bogus'"),
         (["--arch", "sm_90", "P"], "is not a GPU architecture"),
-        (["--arch", "gfx942;gfx950", "P"], "names one architecture"),
+        (["--arch", "gfx942 gfx950", "P"], "takes archs separated by ';'"),
+        (["--arch", "gfx942;sm_90", "P"], "is not a GPU architecture"),
         (["--arch", "gfx950", "--source", "/nonexistent", "P"], "is not a MAGMA checkout"),
     ],
 )
@@ -906,6 +921,17 @@ def test_aotriton_builds_the_pinned_commit_for_the_arch_as_aotriton_cmake_does(
     assert not any(line.startswith("git ") for line in r.lines)
 
 
+def test_aotriton_builds_for_every_arch_of_a_family(tmp_path, run_script):
+    pytorch = aotriton_cmake(tmp_path / "pytorch")
+    r = run_script(
+        "build-aotriton.sh", "--arch", "gfx942;gfx950", "--pytorch-src", str(pytorch),
+        "--source", str(aotriton_tree(tmp_path / "aotriton-src")), str(tmp_path / "prefix"),
+    )  # fmt: skip
+    assert r.proc.returncode == 0, r.proc.stderr
+    configure = next(line.split() for line in r.lines if line.startswith("cmake "))
+    assert "-DAOTRITON_TARGET_ARCH=gfx942;gfx950" in configure
+
+
 def test_aotriton_fetches_the_commit_pytorch_pins_with_submodules(tmp_path, run_script):
     pytorch = aotriton_cmake(tmp_path / "pytorch")
     r = run_script(
@@ -934,7 +960,8 @@ def test_aotriton_help(tmp_path, run_script):
         (["--arch", "gfx950", "--pytorch-src"], "usage: build-aotriton.sh"),
         (["--arch", "gfx950", "--pytorch-src", "{pytorch}", "-x", "P"], "unknown option '-x'"),
         (["--arch", "x86", "--pytorch-src", "{pytorch}", "P"], "is not a GPU architecture"),
-        (["--arch", "gfx90a gfx942", "--pytorch-src", "{pytorch}", "P"], "names one architecture"),
+        (["--arch", "gfx90a gfx942", "--pytorch-src", "{pytorch}", "P"],
+         "takes archs separated by ';'"),
         (["--arch", "gfx950", "--pytorch-src", "{tmp}", "P"], "has no cmake/External/aotriton"),
         (["--arch", "gfx950", "--pytorch-src", "{pytorch}", "--source", "{tmp}", "P"],
          "is not an AOTriton checkout"),
@@ -1063,14 +1090,29 @@ def test_flash_attn_is_not_built_on_rdna_and_says_why(fa_build, arch):
 @pytest.mark.parametrize(
     ("arch", "message"),
     [
-        ("gfx942;gfx950", "--arch takes one GPU arch (gfx942), not 'gfx942;gfx950'"),
+        ("gfx942 gfx950", "--arch takes a GPU arch (gfx942) or several separated by ';'"),
+        ("gfx942;", "--arch takes a GPU arch (gfx942) or several separated by ';'"),
         ("", "--arch is empty"),
     ],
 )
-def test_flash_attn_takes_one_arch(fa_build, arch, message):
+def test_flash_attn_refuses_a_bad_arch(fa_build, arch, message):
     r = fa_build(arch)
     assert r.proc.returncode == 1 and message in r.proc.stderr, r.proc.stderr
     assert r.lines == [] and not fa_build.out.exists()
+
+
+def test_flash_attn_builds_for_a_family_when_every_member_is_one_of_its_archs(fa_build):
+    r = fa_build("gfx942;gfx950")
+    assert r.proc.returncode == 0, r.proc.stderr
+    assert r.env()["GPU_ARCHS"] == "gfx942;gfx950"
+    assert sorted(p.name for p in fa_build.out.iterdir()) == [FA_WHEEL]
+
+
+def test_flash_attn_is_not_built_for_a_family_with_an_rdna_member(fa_build):
+    r = fa_build("gfx942;gfx1100")
+    assert r.proc.returncode == 0, r.proc.stderr
+    assert r.lines == []
+    assert [p.name for p in fa_build.out.iterdir()] == ["NOT-BUILT"]
 
 
 def test_flash_attn_needs_setup_py_and_composable_kernel(fa_build):

@@ -85,6 +85,36 @@ def test_several_archs_keep_each(tmp_path):
     assert "lib/rocblas/library/Kernels.so-000-gfx90a.hsaco" not in files(root)
 
 
+def test_a_family_keeps_exactly_its_members_kernels(tmp_path):
+    root = make_tree(tmp_path / "rocm", AMD_TREE)
+    proc = prune(root, "gfx1100;gfx90a")
+    assert proc.returncode == 0, proc.stderr
+    assert files(root) == {
+        "lib/librocblas.so.5",
+        "lib/rocblas/library/Kernels.so-000-gfx1100.hsaco",
+        "lib/rocblas/library/Kernels.so-000-gfx90a.hsaco",
+        "lib/rocblas/library/TensileLibrary_lazy_gfx1100.dat",
+        "lib/rocblas/library/TensileManifest.txt",
+        "lib/hipblaslt/library/extop_gfx1100.co",
+        "lib/hipblaslt/library/hipblasltTransform_gfx11-generic.hsaco",
+        "share/miopen/db/gfx1100_48.kdb",
+        "share/miopen/db/gfx90a6e.HIP.fdb.txt",
+    }
+    assert "kept kernels for gfx1100;gfx90a" in proc.stdout
+
+
+def test_a_family_member_without_rocblas_kernels_is_fatal(tmp_path):
+    # gfx1100 has rocBLAS kernels, gfx1103 none: one image for both would
+    # fail on the gfx1103 card, so the prune refuses it, naming the member
+    root = make_tree(tmp_path / "rocm", AMD_TREE)
+    proc = prune(root, "gfx1100;gfx1103")
+    assert proc.returncode == 1
+    assert (
+        "prune-rocm-arch: this ROCm ships no rocBLAS kernels for gfx1103 (of gfx1100;gfx1103)"
+        in proc.stderr
+    )
+
+
 def test_no_rocblas_kernels_for_the_arch_is_fatal(tmp_path):
     root = make_tree(tmp_path / "rocm", AMD_TREE)
     proc = prune(root, "gfx950")

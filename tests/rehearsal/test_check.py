@@ -64,6 +64,44 @@ def test_no_rocblas_kernel_fails(monkeypatch):
     assert not check.check_kernels("img", "gfx1100").ok
 
 
+def test_a_familys_kernel_files_are_exactly_its_members(monkeypatch):
+    tree = (
+        "/opt/rocm/lib/rocblas/library/Kernels.so-000-gfx1100.hsaco\n"
+        "/opt/rocm/lib/rocblas/library/Kernels.so-000-gfx1101.hsaco\n"
+        "/opt/rocm/share/miopen/db/gfx1101_30.kdb\n"
+    )
+    fake(monkeypatch, {"find /opt/rocm/": tree})
+    assert check.check_kernels("img", "gfx1100;gfx1101").ok
+    # a member without rocBLAS kernels of its own fails, naming it
+    r = check.check_kernels("img", "gfx1100;gfx1101;gfx1102")
+    assert not r.ok and "no rocBLAS kernel file for gfx1102" in r.detail
+    # a non-member's kernel fails
+    fake(monkeypatch, {"find /opt/rocm/": tree + "/opt/rocm/lib/rocblas/library/x-gfx1102.co\n"})
+    r = check.check_kernels("img", "gfx1100;gfx1101")
+    assert not r.ok and "gfx1102" in r.detail
+
+
+def test_hipcc_wants_a_code_object_per_member_of_a_family(monkeypatch):
+    out = (
+        "Extracting offload bundle: k.o.0.hipv4-amdgcn-amd-amdhsa--gfx1100\n"
+        "Extracting offload bundle: k.o.0.hipv4-amdgcn-amd-amdhsa--gfx1101\n"
+        "  Machine:                           EM_AMDGPU\n"
+        "  Flags:                             0x41, gfx1100\n"
+        "  Machine:                           EM_AMDGPU\n"
+        "  Flags:                             0x42, gfx1101\n"
+    )
+    scripts = []
+
+    def run_in(image, script, docker="docker"):
+        scripts.append(script)
+        return out
+
+    monkeypatch.setattr(check, "run_in", run_in)
+    assert check.check_hipcc("img", "gfx1100;gfx1101").ok
+    assert "--offload-arch=gfx1100 --offload-arch=gfx1101 -c" in scripts[0]
+    assert not check.check_hipcc("img", "gfx1100;gfx1101;gfx1102").ok
+
+
 def test_loader_and_arch(monkeypatch):
     fake(
         monkeypatch,

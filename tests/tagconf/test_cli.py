@@ -185,8 +185,9 @@ def test_archs_lists_every_arch_and_marks_the_default(run):
     result = run("archs")
     assert result.code == 0, result.err
     lines = result.out.splitlines()
-    # should list the catalogue's archs in order, the default marked
-    assert [line.split()[0] for line in lines] == list(CATALOG.archs)
+    # should list the catalogue's archs in order, the default marked, then the families
+    assert [line.split()[0] for line in lines] == list(CATALOG.archs) + list(CATALOG.families)
+    assert "gfx110X-all (family: gfx1100, gfx1101, gfx1102, gfx1103)" in lines
     assert [line for line in lines if line.endswith("(default)")] == [
         f"{CATALOG.default_arch} (default)"
     ]

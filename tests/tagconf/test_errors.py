@@ -55,7 +55,24 @@ CLI_CASES = [
         [
             "--arch gfx951: unknown arch",
             "did you mean 'gfx950'",
-            "gfx90a, gfx942, gfx950, gfx1100, gfx1101, gfx1150, gfx1151, gfx1200, gfx1201",
+            "known archs: gfx908, gfx90a, gfx942, gfx950, gfx1030, gfx1100, gfx1101, gfx1102,"
+            " gfx1103, gfx1150, gfx1151, gfx1200, gfx1201; families: gfx90X-dcgpu,"
+            " gfx94X-gfx950-dcgpu, gfx110X-dgpu, gfx110X-all, gfx115X-all, gfx120X-all",
+        ],
+    ),
+    (
+        "a miscased family",
+        ["tags", "--arch", "gfx110x-all"],
+        2,
+        ["--arch gfx110x-all: unknown arch or family; did you mean 'gfx110X-all'?"],
+    ),
+    (
+        "a family's stem names its families",
+        ["tags", "--arch", "gfx110X"],
+        2,
+        [
+            "--arch gfx110X: unknown arch or family; did you mean 'gfx110X-dgpu' or"
+            " 'gfx110X-all'? known archs: gfx908,",
         ],
     ),
     (
@@ -341,15 +358,15 @@ CATALOG_CASES = [
         'repository = "pytorch-wheel"',
         'repository = "pytorch"',
         [
-            "pytorch:2.15.0-10.1.0-full-gfx90a: tag collision between pytorch (gfx90a) and "
-            "pytorch-wheel (gfx90a)"
+            "pytorch:2.15.0-10.1.0-full-gfx908: tag collision between pytorch (gfx908) and "
+            "pytorch-wheel (gfx908)"
         ],
     ),
     (
         "default that makes an invalid tag",
         'CUPY_REF = "v14.2.0"',
         'CUPY_REF = "v14 2"',
-        ["cupy-wheel: tag 'v14 2-10.1.0-full-gfx90a' is not a valid OCI tag"],
+        ["cupy-wheel: tag 'v14 2-10.1.0-full-gfx908' is not a valid OCI tag"],
     ),
     ("no targets", "[[targets]]", "[[targetz]]", ["targetz: unknown key"]),
     (
@@ -387,7 +404,7 @@ CATALOG_CASES = [
         'optional_parents = ["aiter-wheel"]',
         "",
         [
-            "targets.vllm.parents: parent 'aiter-wheel' is not built for gfx90a, gfx1100,",
+            "targets.vllm.parents: parent 'aiter-wheel' is not built for gfx908, gfx90a, gfx1030,",
             "add it to optional_parents (built without it there) or give vllm archs ="
             ' ["gfx942", "gfx950"]',
         ],
@@ -400,6 +417,54 @@ CATALOG_CASES = [
             "targets.vllm.optional_parents: 'pytorch' is built for every arch vllm is",
             "drop it from optional_parents",
         ],
+    ),
+    (
+        "a family member that is no known arch",
+        'gfx120X-all = ["gfx1200", "gfx1201"]',
+        'gfx120X-all = ["gfx1200", "gfx1202"]',
+        [
+            "catalog.toml: families.gfx120X-all: unknown arch 'gfx1202'; did you mean"
+            " 'gfx1201'? known archs: gfx908,"
+        ],
+    ),
+    (
+        "a family named like an arch",
+        'gfx120X-all = ["gfx1200", "gfx1201"]',
+        'gfx1201 = ["gfx1200", "gfx1201"]',
+        ["families.gfx1201: a family is named like an arch; rename the family"],
+    ),
+    (
+        "a family name that cannot stand in a tag",
+        'gfx120X-all = ["gfx1200", "gfx1201"]',
+        'gfx120X_all = ["gfx1200", "gfx1201"]',
+        ["families.gfx120X_all: bad family name 'gfx120X_all'; letters, digits and '-'"],
+    ),
+    (
+        "a family called all",
+        'gfx120X-all = ["gfx1200", "gfx1201"]',
+        'all = ["gfx1200", "gfx1201"]',
+        ["families.all: bad family name 'all'"],
+    ),
+    (
+        "a family of one arch",
+        'gfx120X-all = ["gfx1200", "gfx1201"]',
+        'gfx120X-all = ["gfx1200"]',
+        [
+            "families.gfx120X-all: must list two archs or more, got ['gfx1200'];"
+            " a family of one arch is that arch's image: use the arch"
+        ],
+    ),
+    (
+        "a family listing an arch twice",
+        'gfx120X-all = ["gfx1200", "gfx1201"]',
+        'gfx120X-all = ["gfx1200", "gfx1201", "gfx1200"]',
+        ["families.gfx120X-all: lists an arch twice; list it once"],
+    ),
+    (
+        "two families with one set of archs",
+        'gfx120X-all = ["gfx1200", "gfx1201"]',
+        'gfx120X-all = ["gfx1200", "gfx1201"]\ngfx12-both = ["gfx1201", "gfx1200"]',
+        ["families.gfx12-both: has the members of family 'gfx120X-all'; one family per set"],
     ),
 ]
 

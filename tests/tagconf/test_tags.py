@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from tools.tagconf.tags import render_all, render_many, resolve_values
+from tools.tagconf.spec import build_spec
+from tools.tagconf.tags import (
+    ParsedTag,
+    check_collisions,
+    parse_tag,
+    render_all,
+    render_many,
+    resolve_values,
+)
 
 SEED = Path("tests/tagconf/testdata/seed_tags.txt")
 OCI_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
@@ -68,17 +76,114 @@ def test_immutable_tag_present_iff_vcs_ref(catalog):
 
 
 def test_every_tag_over_all_targets_and_archs_is_distinct(run):
-    """363 = (13 arch targets x 9 archs + aiter-wheel x 2 archs + 2 arch-free targets) x 3."""
+    """519 = (13 arch targets x 13 archs + aiter-wheel x 2 archs + 2 arch-free targets) x 3."""
     result = run("tags", "--arch", "all", "--vcs-ref", "0123456789abcdef0123456789abcdef01234567")
     refs = result.out.splitlines()
-    assert len(refs) == 363
-    assert len(set(refs)) == 363
+    assert len(refs) == 519
+    assert len(set(refs)) == 519
     # should say, once, which target it leaves out for which archs
     assert result.err == (
-        "tagconf: note: aiter-wheel is not built for gfx90a, gfx1100, gfx1101, gfx1150,"
-        " gfx1151, gfx1200, gfx1201: catalog.toml builds it for gfx942, gfx950 only"
-        " (targets.aiter-wheel.archs); left out\n"
+        "tagconf: note: aiter-wheel is not built for gfx908, gfx90a, gfx1030, gfx1100, gfx1101,"
+        " gfx1102, gfx1103, gfx1150, gfx1151, gfx1200, gfx1201: catalog.toml builds it for"
+        " gfx942, gfx950 only (targets.aiter-wheel.archs); left out\n"
     )
+
+
+def test_every_tag_over_all_archs_and_families_is_distinct(catalog):
+    """The collision proof, families included: 756 distinct refs = 519 of the archs
+    + (13 arch targets x 6 families + aiter-wheel x 1 family) x 3; no family tag is an
+    arch tag."""
+    values = resolve_values(catalog, vcs_ref="0123456789abcdef0123456789abcdef01234567")
+    images = render_all(catalog, values)
+    check_collisions(images)  # raises on any repository:tag two images share
+    refs = [r for i in images for r in i.refs()]
+    assert len(refs) == len(set(refs)) == 756
+    family_refs = {r for i in images if i.arch in catalog.families for r in i.refs()}
+    arch_refs = {r for i in images if i.arch not in catalog.families for r in i.refs()}
+    assert len(family_refs) == (13 * 6 + 1) * 3
+    assert not family_refs & arch_refs
+
+
+FAMILIES = {
+    "gfx90X-dcgpu": ("gfx908", "gfx90a"),
+    "gfx94X-gfx950-dcgpu": ("gfx942", "gfx950"),
+    "gfx110X-dgpu": ("gfx1100", "gfx1101", "gfx1102"),
+    "gfx110X-all": ("gfx1100", "gfx1101", "gfx1102", "gfx1103"),
+    "gfx115X-all": ("gfx1150", "gfx1151"),
+    "gfx120X-all": ("gfx1200", "gfx1201"),
+}
+
+
+def test_families_are_therocks_names_with_catalogue_members(catalog):
+    assert dict(catalog.families) == FAMILIES
+    assert not set(catalog.families) & set(catalog.archs)
+
+
+@pytest.mark.parametrize(
+    "target,family,versioned,floating",
+    [
+        ("rocm-runtime", "gfx110X-all", "10.1.0-full-gfx110X-all", "latest-gfx110X-all"),
+        ("pytorch-base", "gfx120X-all", "10.1.0-full-3.14-gfx120X-all", "latest-gfx120X-all"),
+        ("pytorch", "gfx110X-dgpu", "2.15.0-10.1.0-full-gfx110X-dgpu", "latest-gfx110X-dgpu"),
+        (
+            "pytorch-test",
+            "gfx115X-all",
+            "2.15.0-10.1.0-full-gfx115X-all-test",
+            "latest-gfx115X-all-test",
+        ),
+        (
+            "aiter-wheel",
+            "gfx94X-gfx950-dcgpu",
+            "2.15.0-10.1.0-full-gfx94X-gfx950-dcgpu",
+            "latest-gfx94X-gfx950-dcgpu",
+        ),
+        ("triton-wheel", "gfx110X-all", "3.9.0-10.1.0-full", "latest"),
+    ],
+)
+def test_family_tags_put_the_family_where_the_arch_goes(
+    catalog, target, family, versioned, floating
+):
+    (image,) = render_many(catalog, [target], [family], resolve_values(catalog))
+    assert (image.versioned, image.floating) == (versioned, floating)
+
+
+def test_a_family_is_built_only_where_every_member_is(catalog, run):
+    aiter = catalog.target("aiter-wheel")
+    # aiter-wheel is CDNA only (gfx942, gfx950): the family of both, and no other
+    assert catalog.target_families(aiter) == ("gfx94X-gfx950-dcgpu",)
+    assert not catalog.builds(aiter, "gfx90X-dcgpu")  # gfx908 and gfx90a are CDNA, not built
+    assert catalog.target_families(catalog.target("vllm")) == tuple(FAMILIES)
+    out = run("tags", "--group", "default", "--arch", "gfx110X-all", "--kind", "versioned")
+    assert out.code == 0, out.err
+    assert not [r for r in out.out.splitlines() if r.startswith("aiter-wheel:")]
+    assert "aiter-wheel is not built for gfx110X-all" in out.err
+    assert "a family gets it only when every member is one of these" in out.err
+
+
+def test_family_build_arg_is_every_member_semicolon_separated(catalog):
+    values = resolve_values(catalog)
+    spec = build_spec(catalog, catalog.target("rocm-runtime"), "gfx110X-dgpu", values)
+    assert spec["build_args"]["PYTORCH_ROCM_ARCH"] == "gfx1100;gfx1101;gfx1102"
+    assert spec["labels"]["org.rocm-pytorch.image.arch"] == "gfx110X-dgpu"
+    assert spec["labels"]["org.rocm-pytorch.image.family-archs"] == "gfx1100;gfx1101;gfx1102"
+    # a single arch's spec is what it was: no family label
+    single = build_spec(catalog, catalog.target("rocm-runtime"), "gfx1100", values)
+    assert single["build_args"]["PYTORCH_ROCM_ARCH"] == "gfx1100"
+    assert "org.rocm-pytorch.image.family-archs" not in single["labels"]
+
+
+def test_family_tags_parse_back(catalog):
+    assert parse_tag(catalog, "pytorch", "2.15.0-10.1.0-full-gfx110X-all-test") == ParsedTag(
+        "pytorch-test",
+        "gfx110X-all",
+        "versioned",
+        {"PYTORCH_VERSION": "2.15.0", "ROCM_VERSION": "10.1.0-full"},
+    )
+    assert parse_tag(catalog, "rocm-runtime", "latest-gfx120X-all") == ParsedTag(
+        "rocm-runtime", "gfx120X-all", "floating", {}
+    )
+    # aiter-wheel has no gfx110X-all image: no rule made that tag
+    assert parse_tag(catalog, "aiter-wheel", "latest-gfx110X-all") is None
 
 
 def test_aiter_wheel_is_built_for_cdna_only_and_vllm_without_it_elsewhere(catalog, run):

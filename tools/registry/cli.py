@@ -131,9 +131,16 @@ def push_help(about: dict, catalog) -> str:
         f"  {package}:push_{name:<10} {', '.join(members)}"
         for name, members in catalog.groups.items()
     )
+    known = ", ".join(catalog.archs)
+    families = ""
+    if catalog.families:
+        families = (
+            "\n            or an arch family, one image for all its members:"
+            f" {', '.join(catalog.families)}"
+        )
     description = f"""\
 {label} builds, then pushes {len(targets)} target{"s" * (len(targets) != 1)}: {", ".join(targets)}
-  archs:    {arch}; choose with --define arch=A[,B...] or all (known: {", ".join(catalog.archs)})
+  archs:    {arch}; choose with --define arch=A[,B...] or all (known: {known}){families}
   registry: {registry}; publish elsewhere with --define registry=HOST[:PORT]/NAMESPACE
             (or -- --registry HOST[:PORT]/NAMESPACE)
   first:    bazel run {label}.plan  (its tags; builds nothing)

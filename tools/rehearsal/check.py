@@ -115,11 +115,17 @@ def kernel_files(image: str) -> dict[str, Counter]:
     return found
 
 
+def members(arch: str) -> list[str]:
+    """The archs of PYTORCH_ROCM_ARCH: one, or an arch family's `;`-separated members."""
+    return arch.split(";")
+
+
 def check_kernels(image: str, arch: str) -> Result:
-    keep = {arch, generic_target(arch)} - {""}
+    archs = members(arch)
+    keep = {a for m in archs for a in (m, generic_target(m))} - {""}
     found = kernel_files(image)
     others = {
-        d: sorted(t for t in c if t not in keep and not t.startswith(arch))
+        d: sorted(t for t in c if t not in keep and not any(t.startswith(m) for m in archs))
         for d, c in found.items()
     }
     others = {d: t for d, t in others.items() if t}
@@ -137,6 +143,11 @@ def check_kernels(image: str, arch: str) -> Result:
         return Result("kernel files", False, f"other archs' kernels remain: {others}")
     if not counts["rocBLAS"]:
         return Result("kernel files", False, f"no rocBLAS kernel file for {arch}: {summary}")
+    # a family: every member keeps rocBLAS kernels of its own (or its generic target's)
+    rocblas = {t for d, c in found.items() if "rocblas/" in d for t in c}
+    for m in archs if len(archs) > 1 else []:
+        if not any(t.startswith(m) or t == generic_target(m) for t in rocblas):
+            return Result("kernel files", False, f"no rocBLAS kernel file for {m}: {summary}")
     return Result("kernel files", True, f"only {'/'.join(sorted(keep))} kernel files: {summary}")
 
 
@@ -186,13 +197,14 @@ def check_loader(image: str, arch: str) -> Result:
 def check_hipcc(image: str, arch: str) -> Result:
     script = f"""set -e; cd /tmp; cat > k.hip <<'EOF'
 {KERNEL}EOF
-hipcc --offload-arch={arch} -c k.hip -o k.o 2>/dev/null
+hipcc {" ".join(f"--offload-arch={m}" for m in members(arch))} -c k.hip -o k.o 2>/dev/null
 /opt/rocm/llvm/bin/llvm-objdump --offloading k.o | grep 'offload bundle'
 for f in k.o.*amdgcn*; do /opt/rocm/llvm/bin/llvm-readelf -h "$f" | grep -E 'Machine|Flags'; done"""
     out = run_in(image, script)
     bundles = re.findall(r"hipv4-amdgcn-amd-amdhsa--(\S+)", out)
     flags = re.findall(r"Flags:\s+\S+,\s*(gfx[0-9a-z]+)", out)
-    if bundles != [arch] or flags != [arch] or "EM_AMDGPU" not in out:
+    want = sorted(members(arch))
+    if sorted(bundles) != want or sorted(flags) != want or "EM_AMDGPU" not in out:
         return Result("hipcc", False, f"bundles {bundles}, device flags {flags}:\n{out}")
     return Result(
         "hipcc", True, f"hipcc --offload-arch={arch} made an amdgcn code object for {arch} only"
@@ -722,7 +734,11 @@ def run(arch: str, upstream: Path, runtime: Path, base: Path) -> list[Result]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="check", description=__doc__.splitlines()[0])
-    p.add_argument("--arch", required=True, help="the arch rocm-runtime and base were built for")
+    p.add_argument(
+        "--arch",
+        required=True,
+        help="the arch rocm-runtime and base were built for (a family: its members, `;`-separated)",
+    )
     p.add_argument("--upstream", type=Path, required=True, help="the stand-in's descriptor")
     p.add_argument("--runtime", type=Path, required=True, help="rocm-runtime.<arch>'s descriptor")
     p.add_argument("--base", type=Path, required=True, help="pytorch-base.<arch>'s descriptor")

@@ -7,6 +7,7 @@ the fix, e.g. ``catalog.toml: targets.pytorch.parents: unknown 'pytorh'``.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +28,9 @@ _TARGET_FIELDS = {
     "stage": str,
     "parents": list,
 }
+# A family's name stands where an arch's does in tags, Bazel target names and
+# cache tags (`<stage>_<arch>`): no `_`, `,` or `;`.
+_FAMILY_NAME = re.compile(r"[A-Za-z0-9]+(-[A-Za-z0-9]+)*")
 _TARGET_OPTIONAL = {"floating_suffix": str, "archs": list, "optional_parents": list}
 
 
@@ -87,7 +91,7 @@ class _Validator:
         return value
 
     def catalog(self, data: Mapping[str, Any]) -> Catalog:
-        known_top = {"registry", "source", "defaults", "archs", "targets", "groups"}
+        known_top = {"registry", "source", "defaults", "archs", "families", "targets", "groups"}
         for key in data:
             if key not in known_top:
                 raise self.fail(key, "unknown key", nearest(key, sorted(known_top)))
@@ -108,6 +112,7 @@ class _Validator:
                     "the upstream image is UPSTREAM_IMAGE:ROCM_VERSION",
                 )
         archs, default_arch = self.archs(self.table(data, "archs"))
+        families = self.families(data.get("families", {}), archs)
         targets = self.targets(data.get("targets"), defaults, archs)
         groups = self.groups(self.table(data, "groups"), [t.name for t in targets])
         return Catalog(
@@ -119,6 +124,7 @@ class _Validator:
             targets=targets,
             groups=groups,
             source=source,
+            families=families,
         )
 
     def defaults(self, table: Mapping[str, Any]) -> dict[str, str]:
@@ -155,6 +161,45 @@ class _Validator:
         if default not in seen:
             raise self.fail("archs.default", f"unknown {default!r}", nearest(default, known))
         return tuple(known), default
+
+    def families(self, table: Any, known: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+        """``[families]``: name = [member archs]; members in catalogue order."""
+        if not isinstance(table, dict):
+            raise self.fail("families", f"must be a table, got {table!r}", "write [families]")
+        out: dict[str, tuple[str, ...]] = {}
+        by_members: dict[tuple[str, ...], str] = {}
+        for name, members in table.items():
+            label = f"families.{name}"
+            if name in known:
+                raise self.fail(label, "a family is named like an arch", "rename the family")
+            if name in ("all", "noarch") or not _FAMILY_NAME.fullmatch(name):
+                raise self.fail(
+                    label,
+                    f"bad family name {name!r}",
+                    "letters, digits and '-' (a tag part), like 'gfx110X-all'; not all or noarch",
+                )
+            if not isinstance(members, list) or len(members) < 2:
+                raise self.fail(
+                    label,
+                    f"must list two archs or more, got {members!r}",
+                    "a family of one arch is that arch's image: use the arch",
+                )
+            for arch in members:
+                if arch not in known:
+                    hint = nearest(str(arch), known).replace("known:", "known archs:", 1)
+                    raise self.fail(label, f"unknown arch {arch!r}", hint)
+            if len(set(members)) != len(members):
+                raise self.fail(label, "lists an arch twice", "list it once")
+            ordered = tuple(a for a in known if a in members)
+            if ordered in by_members:
+                raise self.fail(
+                    label,
+                    f"has the members of family '{by_members[ordered]}'",
+                    "one family per set of archs (its images would be the same)",
+                )
+            by_members[ordered] = name
+            out[name] = ordered
+        return out
 
     def targets(
         self, rows: Any, defaults: Mapping[str, str], known_archs: tuple[str, ...]

@@ -114,7 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     tags.add_argument(
         "--arch",
         metavar="A[,B...]|all",
-        help="architectures (default: the catalogue default; 'all' = every known)",
+        help="architectures or families (default: the catalogue default; 'all' = every"
+        " known arch, no family)",
     )
     _value_args(tags)
     tags.add_argument(
@@ -134,9 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser(
         "archs",
-        help="list the GPU architectures (the default one marked)",
+        help="list the GPU architectures (the default one marked) and the arch families",
         description="Print every architecture of the catalogue, one a line, the default"
-        " marked `(default)`; `--define arch=` and `--arch` take these, a comma list, or all.",
+        " marked `(default)`, then every arch family with its members; `--define arch=` and"
+        " `--arch` take these, a comma list, or all (every architecture, no family).",
     )
     targets = sub.add_parser(
         "targets",
@@ -280,6 +282,7 @@ def _load(args: argparse.Namespace) -> Catalog:
 
 
 def _archs(catalog: Catalog, spec: str | None) -> list[str]:
+    """--arch A[,B...]: archs and families; `all` is every single arch (no family)."""
     if spec is None:
         return [catalog.default_arch]
     if spec == "all":
@@ -489,6 +492,8 @@ def _cmd_archs(args: argparse.Namespace, out) -> int:
     catalog = _load(args)
     for arch in catalog.archs:
         out.write(f"{arch} (default)\n" if arch == catalog.default_arch else f"{arch}\n")
+    for family, members in catalog.families.items():
+        out.write(f"{family} (family: {', '.join(members)})\n")
     return 0
 
 

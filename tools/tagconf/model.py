@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from tools.tagconf.errors import UsageError, nearest
@@ -46,10 +47,24 @@ class Catalog:
     targets: tuple[Target, ...]
     groups: Mapping[str, tuple[str, ...]]
     source: str = ""  # org.opencontainers.image.source of every image
+    # Arch families: name -> member archs (catalogue order). One image per
+    # target holds every member's kernels; its tags carry the family's name
+    # where an arch's name goes. `archs` above never includes them.
+    families: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "defaults", MappingProxyType(dict(self.defaults)))
         object.__setattr__(self, "groups", MappingProxyType(dict(self.groups)))
+        object.__setattr__(self, "families", MappingProxyType(dict(self.families)))
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """Everything an image can be built for: the archs, then the families."""
+        return (*self.archs, *self.families)
+
+    def members(self, arch: str) -> tuple[str, ...]:
+        """The archs ``arch`` (an arch or a family) holds kernels for."""
+        return self.families.get(arch, (arch,))
 
     @property
     def target_names(self) -> tuple[str, ...]:
@@ -70,21 +85,42 @@ class Catalog:
         return tuple(n for n in self.target_names if n in members)
 
     def target_archs(self, target: Target) -> tuple[str, ...]:
-        """The archs ``target`` is built for (empty for an arch-free target)."""
+        """The single archs ``target`` is built for (empty for an arch-free target)."""
         if not target.arch:
             return ()
         return target.archs or self.archs
 
+    def target_families(self, target: Target) -> tuple[str, ...]:
+        """The families ``target`` is built for: those whose every member it is built for."""
+        archs = self.target_archs(target)
+        return tuple(
+            f for f, members in self.families.items() if archs and set(members) <= set(archs)
+        )
+
     def builds(self, target: Target, arch: str | None) -> bool:
-        """Whether ``target`` is built for ``arch`` (always, for an arch-free target)."""
-        return not target.arch or arch in self.target_archs(target)
+        """Whether ``target`` is built for ``arch``, an arch or a family (a family: for
+        every member); always, for an arch-free target."""
+        if not target.arch:
+            return True
+        if arch in self.families:
+            return arch in self.target_families(target)
+        return arch in self.target_archs(target)
 
     def not_built(self, target: Target, arch: str | Sequence[str]) -> str:
         """Why ``target`` has no image for ``arch`` (or these archs), in one sentence."""
-        archs = arch if isinstance(arch, str) else ", ".join(arch)
+        asked = [arch] if isinstance(arch, str) else list(arch)
+        archs = ", ".join(asked)
+        family = [a for a in asked if a in self.families]
+        why = ""
+        if family:
+            why = (
+                "; a family gets it only when every member is one of these ("
+                + "; ".join(f"{f} = {', '.join(self.families[f])}" for f in family)
+                + ")"
+            )
         return (
             f"{target.name} is not built for {archs}: {self.path} builds it for"
-            f" {', '.join(self.target_archs(target))} only (targets.{target.name}.archs)"
+            f" {', '.join(self.target_archs(target))} only (targets.{target.name}.archs){why}"
         )
 
     def check_built(self, target: Target, arch: str, where: str) -> str:
@@ -98,7 +134,16 @@ class Catalog:
         return arch
 
     def check_arch(self, arch: str) -> str:
-        """Return ``arch`` if known, else raise listing the known ones."""
-        if arch not in self.archs:
+        """Return ``arch`` (an arch or a family) if known, else raise listing both."""
+        if arch in self.variants:
+            return arch
+        if not self.families:
             raise UsageError(f"--arch {arch}", "unknown arch", nearest(arch, self.archs))
-        return arch
+        # `gfx110X` names the families `gfx110X-...`, not the nearest arch.
+        low = arch.lower()
+        close = [f for f in self.families if f.lower() == low or f.lower().startswith(low + "-")]
+        close = close or difflib.get_close_matches(arch, self.variants, n=1, cutoff=0.5)
+        known = f"known archs: {', '.join(self.archs)}; families: {', '.join(self.families)}"
+        guess = " or ".join(f"'{c}'" for c in close)
+        hint = f"did you mean {guess}? {known}" if close else known
+        raise UsageError(f"--arch {arch}", "unknown arch or family", hint)

@@ -80,7 +80,9 @@ def build_spec(
     tags = render_tags(catalog, target, arch, values)
     build_args = {k: v for k, v in values.items() if k != VCS_REF_KEY}
     if tags.arch:
-        build_args[ARCH_BUILD_ARG] = tags.arch
+        # A family: every member, `;`-separated as PyTorch's PYTORCH_ROCM_ARCH
+        # (and docker/scripts) take a list of archs.
+        build_args[ARCH_BUILD_ARG] = ";".join(catalog.members(tags.arch))
     build_args.update(optional_args or {})
     if reads is not None:
         names = reads(build_args)
@@ -91,6 +93,8 @@ def build_spec(
         f"{LABEL_PREFIX}.target": target.name,
         f"{LABEL_PREFIX}.arch": tags.arch or NOARCH,
     }
+    if tags.arch in catalog.families:
+        labels[f"{LABEL_PREFIX}.family-archs"] = ";".join(catalog.members(tags.arch))
     for key in template_keys(target):
         labels[value_label(key)] = values[key]
     if catalog.source:

@@ -45,6 +45,11 @@ def render(catalog: Catalog, source: str, update_command: str = UPDATE_COMMAND) 
         "\n",
         f"DEFAULT_ARCH = {_str(catalog.default_arch)}\n",
         "\n",
+        "# Arch families: one image per target for all the member archs.\n",
+        "FAMILIES = {\n",
+        *(f"    {_str(f)}: {_list(m, '    ')},\n" for f, m in catalog.families.items()),
+        "}\n",
+        "\n",
         "TARGETS = {\n",
     ]
     for t in catalog.targets:
@@ -58,6 +63,7 @@ def render(catalog: Catalog, source: str, update_command: str = UPDATE_COMMAND) 
             f'        "stage": {_str(t.stage)},\n',
             f'        "parents": {_list(t.parents, "        ")},\n',
             f'        "archs": {_list(catalog.target_archs(t), "        ")},\n',
+            f'        "families": {_list(catalog.target_families(t), "        ")},\n',
             f'        "optional_parents": {_list(t.optional_parents, "        ")},\n',
             "    },\n",
         ]

@@ -171,8 +171,8 @@ def left_out(catalog: Catalog, targets: Iterable[str], archs: Sequence[str]) -> 
 
 
 def render_all(catalog: Catalog, values: Mapping[str, str]) -> list[ImageTags]:
-    """Every target for every known arch."""
-    return render_many(catalog, catalog.target_names, catalog.archs, values)
+    """Every target for every known arch and every family: all the tags there can be."""
+    return render_many(catalog, catalog.target_names, catalog.variants, values)
 
 
 def check_collisions(images: Iterable[ImageTags], where: str = "") -> None:
@@ -204,14 +204,19 @@ class ParsedTag:
     values: dict[str, str]
 
 
-def _template_regex(template: str) -> str:
+def _arch_regex(catalog: Catalog) -> str:
+    # The catalogue's archs and families by name, longest first: a family's
+    # name holds `-` (gfx110X-all), so a pattern would take `-test` too.
+    names = sorted(catalog.variants, key=lambda v: (-len(v), v))
+    return f"(?P<{ARCH_VAR}>{'|'.join(re.escape(n) for n in names)})"
+
+
+def _template_regex(template: str, arch: str) -> str:
     out, pos = [], 0
     for m in re.finditer(r"\$\{(\w+)\}", template):
         out.append(re.escape(template[pos : m.start()]))
         name = m.group(1)
-        out.append(
-            f"(?P<{name}>gfx[0-9a-z]+)" if name == ARCH_VAR else f"(?P<{name}>[A-Za-z0-9_.-]+?)"
-        )
+        out.append(arch if name == ARCH_VAR else f"(?P<{name}>[A-Za-z0-9_.-]+?)")
         pos = m.end()
     out.append(re.escape(template[pos:]))
     return "".join(out)
@@ -223,11 +228,12 @@ def parse_tag(catalog: Catalog, repository: str, tag: str) -> ParsedTag | None:
     Works for any versions (not just the catalogue defaults): the versioned
     template is matched with each variable as a wildcard.
     """
+    arch_regex = _arch_regex(catalog)
     for target in catalog.targets:
         if target.repository != repository:
             continue
-        versioned = _template_regex(target.tag)
-        arch_part = r"-(?P<ARCH>gfx[0-9a-z]+)" if target.arch else ""
+        versioned = _template_regex(target.tag, arch_regex)
+        arch_part = "-" + arch_regex if target.arch else ""
         floating = "latest" + arch_part + re.escape(target.floating_suffix)
         # Most specific first: "latest-gfx950" would also fit "${ROCM_VERSION}-${ARCH}".
         for kind, pattern in (
@@ -240,7 +246,7 @@ def parse_tag(catalog: Catalog, repository: str, tag: str) -> ParsedTag | None:
                 continue
             values = {k: v for k, v in m.groupdict().items() if v is not None}
             arch = values.pop(ARCH_VAR, None)
-            if target.arch and arch not in catalog.archs:
+            if target.arch and not catalog.builds(target, arch):
                 continue
             return ParsedTag(target.name, arch, kind, values)
     return None
