@@ -613,7 +613,7 @@ def _define_checks_impl(ctx):
 
     value_rows = [
         ("known value", {"heavy_dockerfile": "overlap"}, None),
-        ("unknown value", {"heavy_dockerfile": "nope"}, "--define heavy_dockerfile=nope: unknown value; known: overlap (or leave heavy_dockerfile out)"),
+        ("unknown value", {"heavy_dockerfile": "nope"}, "--define heavy_dockerfile=nope: unknown value; known: family, overlap (or leave heavy_dockerfile out)"),
     ]
     for desc, var, want in value_rows:
         asserts.equals(env, want, value_error(var), desc)
