@@ -49,6 +49,10 @@ FAMILIES = {
         "gfx942",
         "gfx950",
     ],
+    "gfx110X": [
+        "gfx1100",
+        "gfx1101",
+    ],
     "gfx110X-dgpu": [
         "gfx1100",
         "gfx1101",
@@ -97,6 +101,7 @@ TARGETS = {
         "families": [
             "gfx90X-dcgpu",
             "gfx94X-gfx950-dcgpu",
+            "gfx110X",
             "gfx110X-dgpu",
             "gfx110X-all",
             "gfx115X-all",
@@ -144,6 +149,7 @@ TARGETS = {
         "families": [
             "gfx90X-dcgpu",
             "gfx94X-gfx950-dcgpu",
+            "gfx110X",
             "gfx110X-dgpu",
             "gfx110X-all",
             "gfx115X-all",
@@ -181,6 +187,7 @@ TARGETS = {
         "families": [
             "gfx90X-dcgpu",
             "gfx94X-gfx950-dcgpu",
+            "gfx110X",
             "gfx110X-dgpu",
             "gfx110X-all",
             "gfx115X-all",
@@ -218,6 +225,7 @@ TARGETS = {
         "families": [
             "gfx90X-dcgpu",
             "gfx94X-gfx950-dcgpu",
+            "gfx110X",
             "gfx110X-dgpu",
             "gfx110X-all",
             "gfx115X-all",
@@ -254,6 +262,7 @@ TARGETS = {
         "families": [
             "gfx90X-dcgpu",
             "gfx94X-gfx950-dcgpu",
+            "gfx110X",
             "gfx110X-dgpu",
             "gfx110X-all",
             "gfx115X-all",
@@ -291,6 +300,7 @@ TARGETS = {
         "families": [
             "gfx90X-dcgpu",
             "gfx94X-gfx950-dcgpu",
+            "gfx110X",
             "gfx110X-dgpu",
             "gfx110X-all",
             "gfx115X-all",
@@ -357,6 +367,7 @@ TARGETS = {
         "families": [
             "gfx90X-dcgpu",
             "gfx94X-gfx950-dcgpu",
+            "gfx110X",
             "gfx110X-dgpu",
             "gfx110X-all",
             "gfx115X-all",
@@ -392,6 +403,7 @@ TARGETS = {
         "families": [
             "gfx90X-dcgpu",
             "gfx94X-gfx950-dcgpu",
+            "gfx110X",
             "gfx110X-dgpu",
             "gfx110X-all",
             "gfx115X-all",
@@ -427,6 +439,7 @@ TARGETS = {
         "families": [
             "gfx90X-dcgpu",
             "gfx94X-gfx950-dcgpu",
+            "gfx110X",
             "gfx110X-dgpu",
             "gfx110X-all",
             "gfx115X-all",
@@ -466,6 +479,7 @@ TARGETS = {
         "families": [
             "gfx90X-dcgpu",
             "gfx94X-gfx950-dcgpu",
+            "gfx110X",
             "gfx110X-dgpu",
             "gfx110X-all",
             "gfx115X-all",
@@ -503,6 +517,7 @@ TARGETS = {
         "families": [
             "gfx90X-dcgpu",
             "gfx94X-gfx950-dcgpu",
+            "gfx110X",
             "gfx110X-dgpu",
             "gfx110X-all",
             "gfx115X-all",
@@ -541,6 +556,7 @@ TARGETS = {
         "families": [
             "gfx90X-dcgpu",
             "gfx94X-gfx950-dcgpu",
+            "gfx110X",
             "gfx110X-dgpu",
             "gfx110X-all",
             "gfx115X-all",
@@ -576,6 +592,7 @@ TARGETS = {
         "families": [
             "gfx90X-dcgpu",
             "gfx94X-gfx950-dcgpu",
+            "gfx110X",
             "gfx110X-dgpu",
             "gfx110X-all",
             "gfx115X-all",

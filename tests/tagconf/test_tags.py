@@ -90,23 +90,24 @@ def test_every_tag_over_all_targets_and_archs_is_distinct(run):
 
 
 def test_every_tag_over_all_archs_and_families_is_distinct(catalog):
-    """The collision proof, families included: 756 distinct refs = 519 of the archs
-    + (13 arch targets x 6 families + aiter-wheel x 1 family) x 3; no family tag is an
+    """The collision proof, families included: 795 distinct refs = 519 of the archs
+    + (13 arch targets x 7 families + aiter-wheel x 1 family) x 3; no family tag is an
     arch tag."""
     values = resolve_values(catalog, vcs_ref="0123456789abcdef0123456789abcdef01234567")
     images = render_all(catalog, values)
     check_collisions(images)  # raises on any repository:tag two images share
     refs = [r for i in images for r in i.refs()]
-    assert len(refs) == len(set(refs)) == 756
+    assert len(refs) == len(set(refs)) == 795
     family_refs = {r for i in images if i.arch in catalog.families for r in i.refs()}
     arch_refs = {r for i in images if i.arch not in catalog.families for r in i.refs()}
-    assert len(family_refs) == (13 * 6 + 1) * 3
+    assert len(family_refs) == (13 * 7 + 1) * 3
     assert not family_refs & arch_refs
 
 
 FAMILIES = {
     "gfx90X-dcgpu": ("gfx908", "gfx90a"),
     "gfx94X-gfx950-dcgpu": ("gfx942", "gfx950"),
+    "gfx110X": ("gfx1100", "gfx1101"),
     "gfx110X-dgpu": ("gfx1100", "gfx1101", "gfx1102"),
     "gfx110X-all": ("gfx1100", "gfx1101", "gfx1102", "gfx1103"),
     "gfx115X-all": ("gfx1150", "gfx1151"),
