@@ -24,6 +24,7 @@ from tools.oci.client import RegistryClient
 from tools.oci.digest import digest_of
 from tools.oci.errors import RegistryError
 from tools.oci.media import EMPTY_CONFIG, OCI_INDEX, OCI_MANIFEST
+from tools.oci.reference import Reference
 
 EMPTY = b"{}"
 EMPTY_DIGEST = digest_of(EMPTY)
@@ -110,7 +111,7 @@ class Referrers:
         index = r.json()
         if index.get("mediaType", OCI_INDEX) != OCI_INDEX:
             raise RegistryError(
-                f"{self.client.host}/{name}:{tag} is not a referrers index"
+                f"{Reference(self.client.host, name, tag)} is not a referrers index"
                 f" ({index.get('mediaType')}); the tag is reserved for the referrers of the"
                 " image it is named after"
             )
@@ -162,5 +163,7 @@ class Referrers:
     def manifest(self, name: str, digest: str) -> dict:
         body, _, _ = self.client.get_manifest(name, digest)
         if digest_of(body) != digest:
-            raise RegistryError(f"{self.client.host}/{name}@{digest}: manifest does not match")
+            raise RegistryError(
+                f"{Reference(self.client.host, name, None, digest)}: manifest does not match"
+            )
         return json.loads(body)
