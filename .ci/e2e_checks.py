@@ -18,9 +18,10 @@ here use the reproducible output (`--define reproducible=1`, as
   aiter-wheel (gfx942, gfx950 only) for gfx1201 fails analysis in one line
   (its push refuses an empty plan), and push_default.plan for gfx1201 leaves
   it out and says so;
-- the real family analyses for all 13 archs and the 6 arch families, its push_default.plan is
+- the real family analyses for all 13 archs and the 7 arch families, its push_default.plan is
   exactly tagconf's tags, and `--config=release` adds the -g<sha> tags;
-  push_default.help has no ImageBuild or ImageSpec action under it;
+  push_default.help has no ImageBuild or ImageSpec action under it, and
+  `bazel run //images:push_default -- --help` prints that help and builds no image;
 - `--define cache_registry` exports BuildKit's cache where prune-cache finds it;
 - `--config=release` publishes the fixture family signed (cosign, a key made
   here), with SBOM and provenance attached; `.verify` passes; a second
@@ -272,11 +273,13 @@ ALL_ARCHS = (
     "gfx908,gfx90a,gfx942,gfx950,gfx1030,gfx1100,gfx1101,gfx1102,gfx1103,gfx1150,gfx1151,"
     "gfx1200,gfx1201"
 )
-FAMILIES = "gfx90X-dcgpu,gfx94X-gfx950-dcgpu,gfx110X-dgpu,gfx110X-all,gfx115X-all,gfx120X-all"
+FAMILIES = (
+    "gfx90X-dcgpu,gfx94X-gfx950-dcgpu,gfx110X,gfx110X-dgpu,gfx110X-all,gfx115X-all,gfx120X-all"
+)
 
 
 @check(
-    "real family analyses for all 13 archs and the 6 arch families; --define arch=all plans"
+    "real family analyses for all 13 archs and the 7 arch families; --define arch=all plans"
     " the 13 archs, no family"
 )
 def _real_family():
@@ -327,6 +330,13 @@ def _help_builds_nothing():
     proc = bazel("run", "//images:push_default.help")
     assert "  --dry-run" in proc.stdout and "//images:push_wheels" in proc.stdout, proc.stdout
     assert "Building image" not in proc.stderr, proc.stderr[-2000:]
+    # the push itself asked for --help, through `bazel` on PATH (bootstrap's, which runs
+    # tools/bazel as bazelisk would): the same help, and not one action run for it
+    proc = bazel("run", "//images:push_default", "--define=arch=gfx1201", "--", "--help")
+    assert "  --dry-run" in proc.stdout and "//images:push_wheels" in proc.stdout, proc.stdout
+    assert "running bazel run //images:push_default.help" in proc.stderr, proc.stderr[-2000:]
+    assert "Building image" not in proc.stderr, proc.stderr[-2000:]
+    return f"push_default -- --help: {executed_actions(proc.stderr)} actions executed"
 
 
 @check("--config=release stamps the commit: the plan has -g<short sha> tags")

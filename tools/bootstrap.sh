@@ -491,14 +491,32 @@ write_bazel() {
   elif [ "$mode" = bazelisk ]; then
     ensure_bazelisk || die "could not install bazelisk (npm @bazel/bazelisk@$BAZELISK_VERSION); use --bazel=debian"
   fi
-  local exe=/usr/bin/bazel
-  [ "$mode" = debian ] || exe=$BAZELISK
-  put 755 "$f" <<EOF
+  if [ "$mode" = bazelisk ]; then # bazelisk runs a workspace's tools/bazel itself
+    put 755 "$f" <<EOF
 #!/bin/sh
 # $MARK
 # mode=$mode
-exec $RUNNER $exe "\$@"
+exec $RUNNER $BAZELISK "\$@"
 EOF
+  else
+    put 755 "$f" <<EOF
+#!/bin/sh
+# $MARK
+# mode=$mode
+# As bazelisk does: in a workspace with an executable tools/bazel, run that
+# with BAZEL_REAL naming Bazel (this project's rewrites a push's --help).
+if [ -z "\${BAZEL_REAL:-}" ]; then
+  d=\$PWD
+  while [ ! -f "\$d/MODULE.bazel" ] && [ ! -f "\$d/REPO.bazel" ] && [ ! -f "\$d/WORKSPACE" ] && [ ! -f "\$d/WORKSPACE.bazel" ] && [ "\$d" != / ]; do
+    d=\$(dirname "\$d")
+  done
+  if [ "\$d" != / ] && [ -x "\$d/tools/bazel" ]; then
+    exec $RUNNER env BAZEL_REAL=/usr/bin/bazel "\$d/tools/bazel" "\$@"
+  fi
+fi
+exec $RUNNER /usr/bin/bazel "\$@"
+EOF
+  fi
   BAZEL_NOTE="$f ($mode)"
 }
 
