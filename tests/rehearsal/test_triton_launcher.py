@@ -155,3 +155,21 @@ def test_a_device_without_code_is_refused(tree, tmp_path):
     assert proc.returncode != 0
     assert "no code object to launch" in proc.stderr
 
+
+VLLM = Path(__file__).parents[2] / "images/rehearsal/sources/vllm"
+
+
+@needs_headers
+def test_vllms_completion_launches_a_triton_kernel(tree, tmp_path):
+    pytest.importorskip("numpy")
+    script = (
+        "import sys\n"
+        f"sys.path.append({str(VLLM)!r})\n"
+        "from vllm.model_executor.echo import generate\n"
+        "print(generate('hello rocm world', 5))\n"
+    )
+    proc = launch(tree, tmp_path / "cache", script)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "(3, 5, ' hello rocm world hello rocm')"
+    assert "no HIP device (hipErrorNoDevice): kernels run on the CPU" in proc.stdout
+    assert sorted(objects(tmp_path / "cache")) == ["__triton_launcher", "hip_utils"]
