@@ -1,6 +1,6 @@
 /* hip_utils of the stand-in Triton's AMD driver: loads libamdhip64.so the way
- * Triton's driver.c does (TRITON_LIBHIP_PATH, else the loader's search path)
- * and asks the HIP runtime for its devices. */
+ * Triton's driver does (TRITON_LIBHIP_PATH, else the loader's search path, else
+ * /opt/rocm/lib) and asks the HIP runtime for its devices. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
@@ -13,6 +13,8 @@ static int load_hip(void) {
     if (libhip) return 1;
     const char *path = getenv("TRITON_LIBHIP_PATH");
     libhip = dlopen(path && *path ? path : "libamdhip64.so", RTLD_NOW | RTLD_LOCAL);
+    if (!libhip && !(path && *path))
+        libhip = dlopen("/opt/rocm/lib/libamdhip64.so", RTLD_NOW | RTLD_LOCAL);
     if (!libhip) {
         PyErr_Format(PyExc_RuntimeError, "cannot load libamdhip64.so: %s", dlerror());
         return 0;

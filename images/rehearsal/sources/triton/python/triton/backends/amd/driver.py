@@ -66,6 +66,8 @@ static int load_hip(void) {{
     if (libhip) return 1;
     const char *path = getenv("TRITON_LIBHIP_PATH");
     libhip = dlopen(path && *path ? path : "libamdhip64.so", RTLD_NOW | RTLD_LOCAL);
+    if (!libhip && !(path && *path))
+        libhip = dlopen("/opt/rocm/lib/libamdhip64.so", RTLD_NOW | RTLD_LOCAL);
     if (!libhip) {{
         PyErr_Format(PyExc_RuntimeError, "cannot load libamdhip64.so: %s", dlerror());
         return 0;
