@@ -13,7 +13,7 @@ here use the reproducible output (`--define reproducible=1`, as
   with no environment but Bazel's fixed PATH in its key;
 - an unknown `--define arch` fails analysis and lists the known archs; so
   do a misspelled or unknown `--define` key (`group=`), a bad `--define
-  registry=` and `//tests/e2e:push_all` (no all group), each in one line
+  registry=`, and running `//tests/e2e:push_all` (no all group), each in one line
   without a Starlark traceback; asking
   aiter-wheel (gfx942, gfx950 only) for gfx1201 fails analysis in one line
   (its push refuses an empty plan), and push_default.plan for gfx1201 leaves
@@ -198,13 +198,16 @@ def _aquery():
 def _unknown_arch():
     proc = bazel("build", "--nobuild", "//tests/e2e:pytorch", "--define=arch=gfx951", check=False)
     assert proc.returncode != 0, "analysis succeeded"
-    want = '--define arch=gfx951: unknown arch "gfx951"; known: gfx908, gfx90a, gfx942, gfx950,'
+    want = (
+        '--define arch=gfx951: unknown arch or family "gfx951"; known archs: gfx908, gfx90a,'
+        " gfx942, gfx950,"
+    )
     assert want in proc.stderr, proc.stderr[-2000:]
 
 
 @check(
-    "a misspelled or unknown --define, a bad --define registry and push_all fail analysis in one"
-    " line, building nothing"
+    "a misspelled or unknown --define and a bad --define registry fail analysis in one line,"
+    " building nothing; push_all fails in one line"
 )
 def _bad_defines():
     proc = bazel("build", "//tests/e2e:push_default", "--define=PYTORCH_VERION=2.16.0", check=False)
@@ -224,18 +227,22 @@ def _bad_defines():
             "in --define group=nosuch: unknown key group; known keys: arch, attest,",
         ),
         (["//tests/e2e:pytorch", "--define=arch=gfx951"], "in --define arch=gfx951: unknown arch"),
-        (
-            ["//tests/e2e:push_all"],
-            "in //tests/e2e:push_all: there is no `all` group, on purpose (a target outside every"
-            " group, e.g. pytorch-test, is never pushed by accident); known groups: default,"
-            " wheels, serving; push one with bazel run //tests/e2e:push_default,",
-        ),
     ]:
         proc = bazel("build", "--nobuild", *args, check=False)
         assert proc.returncode != 0, f"{args}: analysis succeeded"
         assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
         lines = [line for line in proc.stderr.splitlines() if want in line]
         assert len(lines) == 1 and lines[0].startswith("ERROR: "), proc.stderr[-2000:]
+    # push_all runs and fails in one line (a script: queries over the package still work)
+    proc = bazel("run", "//tests/e2e:push_all", check=False)
+    want = (
+        "error: //tests/e2e:push_all: there is no `all` group, on purpose (a target outside"
+        " every group, e.g. pytorch-test, is never pushed by accident); known groups: default,"
+        " wheels, serving; push one with bazel run //tests/e2e:push_default,"
+    )
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.strip().splitlines()[-1].startswith(want), proc.stderr[-2000:]
+    bazel("cquery", "//tests/e2e:all")  # the wildcard includes the manual push_all
 
 
 @check(

@@ -113,7 +113,24 @@ def spawn(argv: list[str], log: Path, *, env: dict[str, str] | None = None) -> i
     if out.returncode != 0 or not out.stdout.strip().isdigit():
         why = (out.stderr.strip().splitlines() or ["no output"])[-1]
         raise OSError(f"could not launch {argv[0]}: {why}")
-    return int(out.stdout)
+    pid = int(out.stdout)
+    _await_exec(pid)
+    return pid
+
+
+def _await_exec(pid: int, within: float = 5.0) -> None:
+    """Wait until ``pid`` shows its new command line. The launcher learns of the exec when
+    the kernel closes its close-on-exec pipe, which happens before the new program's
+    arguments are in place: for that moment /proc/PID/cmdline is empty, and ``ours``
+    would call a daemon that has just started someone else's (seen on a loaded host)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes() or not alive(pid):
+                return  # started, or gone already (its caller finds out by its own checks)
+        except OSError:
+            return
+        time.sleep(0.01)
 
 
 def run_detached(argv: list[str], log: Path, *, env: dict[str, str], timeout: float) -> int:

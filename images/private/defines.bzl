@@ -17,7 +17,7 @@ _BAZEL_VARS = ["BINDIR", "COMPILATION_MODE", "GENDIR", "TARGET_CPU"]
 LOWERCASE_KEYS = ["arch", "attest", "builders", "cache_registry", "heavy_dockerfile", "registry", "reproducible", "sign", "staging", "upstream"]
 
 # The keys among them whose values are a closed list (the switches are FLAG_KEYS).
-KEY_VALUES = {"heavy_dockerfile": ["overlap"]}
+KEY_VALUES = {"heavy_dockerfile": ["family", "overlap"]}
 
 # The lower-case keys that are switches: `--define KEY=1` or `KEY=0` (absent: 0).
 FLAG_KEYS = ["attest", "reproducible", "sign"]

@@ -53,7 +53,7 @@ def image_family(
     checks signatures, SBOMs and provenance of what the push published, see
     tools/registry; `.help` prints the push's options, targets, archs,
     registry and the groups without building anything). Without an
-    `all` group, `push_all` (and `.plan`, `.verify`; manual) fails analysis
+    `all` group, `push_all` (and `.plan`, `.verify`; manual) fails when run,
     in one line naming the groups. Every
     image (`T.A`, or `T` when arch-free) gets `.load` (into the local Docker
     engine under its real tags) and `.layout` (an OCI layout); both manual.
@@ -243,13 +243,13 @@ def no_all_group_message(package, groups, suffix = ""):
     )
 
 def _no_all_group(groups, tags, visibility):
-    """`push_all`, `.plan`, `.verify`: fail analysis naming the groups (there is no `all`, on purpose)."""
+    """`push_all`, `.plan`, `.verify`: fail when run, naming the groups (there is no `all`, on purpose)."""
     for suffix in ["", ".plan", ".verify"]:
         no_group(
             name = "push_all" + suffix,
             group = "all",
             message = no_all_group_message(native.package_name(), list(groups.keys()), suffix),
-            # manual: `bazel build //images/...` must not fail on it
+            # manual: `bazel build //images/...` need not build it
             tags = tags + ["manual"],
             visibility = visibility,
         )

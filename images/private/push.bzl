@@ -1,7 +1,8 @@
 """Implementation of image_push, image_plan, image_load and image_layout: publish or materialize images."""
 
+load("@bazel_skylib//lib:shell.bzl", "shell")
 load(":client_settings.bzl", "CLIENT_SETTINGS_ATTRS", "client_settings_argument")
-load(":defines.bzl", "analysis_error", "flag_define")
+load(":defines.bzl", "flag_define")
 load(":image.bzl", "LOCAL_DOCKER_EXECUTION_REQUIREMENTS")
 load(":image_info.bzl", "ImageInfo", "ImageSetInfo")
 
@@ -290,13 +291,21 @@ image_layout = rule(
 )
 
 def _no_group_impl(ctx):
-    return analysis_error(ctx, ctx.attr.message, subject = "group=" + ctx.attr.group, attribute = "group")
+    # A script that fails in one line when run, not an analysis failure: `bazel
+    # cquery //images:all` (query wildcards include manual targets) must still work.
+    out = ctx.actions.declare_file(ctx.label.name + ".sh")
+    ctx.actions.write(
+        out,
+        "#!/bin/sh\necho %s >&2\nexit 2\n" % shell.quote("error: " + ctx.attr.message),
+        is_executable = True,
+    )
+    return [DefaultInfo(executable = out)]
 
 # Not in defs.bzl: image_family makes `push_all` (and its `.plan`, `.verify`)
 # with it, so the name people try first fails in one line naming the groups.
 no_group = rule(
     implementation = _no_group_impl,
-    doc = "Fails analysis with `message`: a push target of a group that does not exist, on purpose.",
+    doc = "`bazel run` of it fails with `message` (exit 2): a push target of a group that does not exist, on purpose.",
     attrs = {
         "group": attr.string(doc = "The group there is none of (`all`).", mandatory = True),
         "message": attr.string(doc = "One line: why, the known groups, what to run instead.", mandatory = True),

@@ -440,7 +440,7 @@ def test_descriptor_of_a_layout_directory_is_a_clear_error(tmp_path, run):
         ),
         (
             ["--arch", "gfx951", "--descriptor", "x"],
-            "--arch gfx951: unknown arch; did you mean 'gfx950'?",
+            "--arch gfx951: unknown arch or family; did you mean 'gfx950'?",
         ),
         (
             ["--target", "pytorch", "--descriptor", "x"],
