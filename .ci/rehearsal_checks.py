@@ -317,9 +317,11 @@ def main() -> int:
         results += image_check.check_runtime(
             images[label("pytorch-run")], base, ARCH, defaults["PYTHON_VERSION"]
         )
-        # what runs on a GPU host compiles C at run time (Triton's launcher, inductor)
+        # what runs on a GPU host compiles C at run time (Triton's launcher, inductor) and
+        # C++ (torch.utils.cpp_extension's JIT, with ninja)
         for serving in ("pytorch-run", "pytorch-test", "vllm", "lmcache"):
             results.append(image_check.check_c_extension(images[label(serving)], serving))
+            results.append(image_check.check_load_inline(images[label(serving)], serving))
         results.append(
             image_check.check_serving(
                 images[label("vllm")], "vllm", daemon.free_port(), SERVE_LIMIT

@@ -288,6 +288,42 @@ def check_c_extension(image: str, name: str) -> Result:
     )
 
 
+# torch's JIT of C++ extensions, as a GPU host's code calls it: load_inline with ninja from
+# PATH, $CXX else c++, torch's headers and Python.h, built under the user's
+# ~/.cache/torch_extensions (TORCH_EXTENSIONS_DIR when set) and imported.
+LOAD_INLINE = r"""
+import os, shutil
+from torch.utils.cpp_extension import load_inline
+module = load_inline(
+    "rehearsal_probe",
+    "int64_t add(int64_t a, int64_t b) { return a + b; }",
+    functions=["add"],
+)
+cxx = os.environ.get("CXX", "c++")
+print("loaded", module.add(2, 3), shutil.which(cxx) or cxx, shutil.which("ninja"),
+      os.path.dirname(module.__file__), os.getuid())
+"""
+
+
+def check_load_inline(image: str, name: str) -> Result:
+    """In ``image``, as its user, torch.utils.cpp_extension.load_inline builds a C++ function
+    into an extension with the image's ninja, C++ compiler and headers, and imports it."""
+    title = f"{name} builds a torch C++ extension"
+    try:
+        out = run_in(image, f"python - <<'EOF'\n{LOAD_INLINE}\nEOF", entrypoint="").split()
+    except CheckError as e:
+        return Result(title, False, str(e)[-500:])
+    ok = out[:2] == ["loaded", "5"] and len(out) == 6
+    return Result(
+        title,
+        ok,
+        f"load_inline: add(2, 3) = 5 built by {out[2]} with {out[3]} in {out[4]}, imported as"
+        f" uid {out[5]}"
+        if ok
+        else f"load_inline printed {out}",
+    )
+
+
 def copy_out(image: str, path: str, dest: Path, docker: str = "docker") -> Path:
     """``path`` of ``image`` copied into the directory ``dest``: the image may be FROM
     scratch (a container of it is created, never started); where it landed."""
