@@ -24,8 +24,12 @@ them, action keys of this run's own):
   imports with its native module; pytorch-src has its submodule checked out;
   torchvision and cupy install in pytorch; runtime runs the smoke test as uid
   1001 (rocm) and its libtorch_hip.so carries amdgcn code objects for gfx1100
-  only; vllm and lmcache, started with their default command, answer /health
-  on loopback within SERVE_LIMIT seconds and their HEALTHCHECK passes;
+  only; runtime, pytorch-test, vllm and lmcache, as their user, compile and
+  import a C extension as Triton compiles its launcher and build and import a
+  C++ function with torch.utils.cpp_extension.load_inline (ninja, c++);
+  vllm and lmcache, started with their default command, answer /health
+  on loopback within SERVE_LIMIT seconds and their HEALTHCHECK passes, and
+  /v1/completions through a Triton kernel;
 - `bazel run //images:push_default` publishes the group to the engine's
   loopback registry without building anything again, and
   `push_default.verify` finds every tag of the plan on its digest;
@@ -318,9 +322,11 @@ def main() -> int:
         results += image_check.check_runtime(
             images[label("pytorch-run")], base, ARCH, defaults["PYTHON_VERSION"]
         )
-        # what runs on a GPU host compiles C at run time (Triton's launcher, inductor)
+        # what runs on a GPU host compiles C at run time (Triton's launcher, inductor) and
+        # C++ (torch.utils.cpp_extension's JIT, with ninja)
         for serving in ("pytorch-run", "pytorch-test", "vllm", "lmcache"):
             results.append(image_check.check_c_extension(images[label(serving)], serving))
+            results.append(image_check.check_load_inline(images[label(serving)], serving))
         results.append(
             image_check.check_serving(
                 images[label("vllm")], "vllm", daemon.free_port(), SERVE_LIMIT

@@ -60,19 +60,12 @@ while [ "$#" -gt 0 ]; do
 done
 [ "$#" -eq 1 ] && [ -n "$arch" ] && [ -n "$pytorch_src" ] || die "$usage"
 prefix=$1
+script_dir=$(cd "$(dirname "$0")" && pwd)
 # One arch, or several `;`-separated (an arch family): AOTRITON_TARGET_ARCH
-# is a CMake list, as PYTORCH_ROCM_ARCH.
-case "$arch" in
-    *' '*) die "--arch takes archs separated by ';' (PYTORCH_ROCM_ARCH), got '$arch'" ;;
-esac
-IFS=';' read -r -a archs <<<"$arch"
-[ "${#archs[@]}" -gt 0 ] || die "--arch is empty"
-for a in "${archs[@]}"; do
-    case "$a" in
-        gfx*) ;;
-        *) die "--arch '$arch' is not a GPU architecture (gfx...)" ;;
-    esac
-done
+# is a CMake list, as PYTORCH_ROCM_ARCH, which build-env.sh checks.
+export PYTORCH_ROCM_ARCH=$arch
+# shellcheck source=build-env.sh
+. "$script_dir/build-env.sh"
 
 cmake_file=$pytorch_src/cmake/External/aotriton.cmake
 [ -f "$cmake_file" ] || die "$pytorch_src has no cmake/External/aotriton.cmake (not a PyTorch tree?)"
@@ -89,11 +82,6 @@ if [ -n "$source_dir" ]; then
     [ -f "$source_dir/third_party/triton/setup.py" ] || [ -f "$source_dir/third_party/triton/python/setup.py" ] \
         || die "$source_dir has no third_party/triton: check it out with its submodules"
 fi
-script_dir=$(cd "$(dirname "$0")" && pwd)
-
-export PYTORCH_ROCM_ARCH=$arch
-# shellcheck source=build-env.sh
-. "$script_dir/build-env.sh"
 export ROCM_PATH=${ROCM_PATH:-/opt/rocm}
 
 work=$(mktemp -d)

@@ -3,9 +3,11 @@
 #
 #   . /usr/local/lib/rocm-pytorch/build-env.sh
 #
-# - checks that the PYTORCH_ROCM_ARCH build arg matches the arch the parent
-#   image was pruned for (a mismatch would build gfx1201 code against gfx950
-#   kernels and tag it gfx1201);
+# - checks that the PYTORCH_ROCM_ARCH build arg (a script's --arch) is one GPU
+#   arch or an arch family's, separated by ';' as PyTorch's CMake list, and
+#   matches the arch the parent image was pruned for (a mismatch would build
+#   gfx1201 code against gfx950 kernels and tag it gfx1201); the scripts that
+#   take --arch source this first, so they all refuse the same lists;
 # - picks the compiler cache: sccache when base was built with a backend
 #   (see configure-sccache.sh), else ccache in the BuildKit cache mount at
 #   /root/.cache/ccache, else none; sccache's server, whoever starts it,
@@ -20,6 +22,23 @@ rocm_pytorch_arch_check() {
         echo "build-env: PYTORCH_ROCM_ARCH is not set" >&2
         return 1
     fi
+    case "$PYTORCH_ROCM_ARCH" in
+        *' '*)
+            echo "build-env: --arch (PYTORCH_ROCM_ARCH) takes archs separated by ';', got '$PYTORCH_ROCM_ARCH'" >&2
+            return 1
+            ;;
+    esac
+    local member members
+    IFS=';' read -r -a members <<<"$PYTORCH_ROCM_ARCH"
+    for member in "${members[@]}"; do
+        case "$member" in
+            gfx*) ;;
+            *)
+                echo "build-env: --arch (PYTORCH_ROCM_ARCH) '$PYTORCH_ROCM_ARCH' is not a GPU architecture (gfx...)" >&2
+                return 1
+                ;;
+        esac
+    done
     if [ -n "$built_for" ] && [ "$built_for" != "$PYTORCH_ROCM_ARCH" ]; then
         echo "build-env: PYTORCH_ROCM_ARCH=$PYTORCH_ROCM_ARCH, but the parent image keeps kernels for $built_for" >&2
         return 1

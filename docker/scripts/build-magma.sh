@@ -64,18 +64,13 @@ while [ "$#" -gt 0 ]; do
 done
 [ "$#" -eq 1 ] && [ -n "$arch" ] || die "$usage"
 prefix=$1
-# One arch, or several `;`-separated as PYTORCH_ROCM_ARCH (an arch family).
-case "$arch" in
-    *' '*) die "--arch takes archs separated by ';' (PYTORCH_ROCM_ARCH), got '$arch'" ;;
-esac
+script_dir=$(cd "$(dirname "$0")" && pwd)
+# One arch, or several `;`-separated as PYTORCH_ROCM_ARCH (an arch family),
+# which build-env.sh checks.
+export PYTORCH_ROCM_ARCH=$arch
+# shellcheck source=build-env.sh
+. "$script_dir/build-env.sh"
 IFS=';' read -r -a archs <<<"$arch"
-[ "${#archs[@]}" -gt 0 ] || die "--arch is empty"
-for a in "${archs[@]}"; do
-    case "$a" in
-        gfx*) ;;
-        *) die "--arch '$arch' is not a GPU architecture (gfx...)" ;;
-    esac
-done
 [ -n "$source_dir" ] || [ -n "$pytorch_src" ] || die "$usage"
 if [ -n "$source_dir" ]; then
     [ -f "$source_dir/make.inc-examples/make.inc.hip-gcc-mkl" ] \
@@ -90,11 +85,6 @@ else
     [ "$(printf '%s' "$MAGMA_REPO" | grep -c .)" -eq 1 ] \
         || die "no single 'git clone https://....git' of MAGMA in $pin_file"
 fi
-script_dir=$(cd "$(dirname "$0")" && pwd)
-
-export PYTORCH_ROCM_ARCH=$arch
-# shellcheck source=build-env.sh
-. "$script_dir/build-env.sh"
 export ROCM_PATH=${ROCM_PATH:-/opt/rocm}
 
 work=$(mktemp -d)

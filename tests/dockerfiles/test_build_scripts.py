@@ -353,6 +353,42 @@ def test_build_env_keeps_any_sccache_server_private_to_the_step(tmp_path, backen
     assert got["SCCACHE_SERVER_UDS"] == "/dev/shm/rocm-pytorch-sccache.sock"
 
 
+@pytest.mark.parametrize(
+    ("arch", "message"),
+    [
+        ("gfx950", None),
+        ("gfx1100;gfx1101;gfx1102", None),
+        ("", "PYTORCH_ROCM_ARCH is not set"),
+        ("gfx942 gfx950", "takes archs separated by ';', got 'gfx942 gfx950'"),
+        ("sm_90", "'sm_90' is not a GPU architecture (gfx...)"),
+        ("gfx942;sm_90", "'gfx942;sm_90' is not a GPU architecture"),
+        (";", "is not a GPU architecture"),
+    ],
+)
+def test_build_env_checks_the_arch_list_for_every_script_that_sources_it(tmp_path, arch, message):
+    # one check for build-magma.sh's and build-aotriton.sh's --arch, and every build's
+    # PYTORCH_ROCM_ARCH: sourced with set -e, a refused list ends the script there
+    script = f"set -e; . {SCRIPTS / 'build-env.sh'} >/dev/null; echo sourced"
+    env = dict(os.environ, PATH="/usr/bin:/bin", PYTORCH_ROCM_ARCH=arch)
+    out = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+    if message is None:
+        assert out.returncode == 0 and out.stdout.strip() == "sourced", out.stderr
+    else:
+        assert out.returncode == 1 and out.stdout == ""
+        assert out.stderr.startswith("build-env: ") and message in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("script", ["build-magma.sh", "build-aotriton.sh"])
+def test_magma_and_aotriton_refuse_an_arch_list_with_build_envs_message(
+    tmp_path, run_script, script
+):
+    r = run_script(script, "--arch", "gfx942 gfx950", "--pytorch-src", str(tmp_path), "P")
+    assert r.proc.returncode == 1 and r.lines == []
+    assert r.proc.stderr.strip() == (
+        "build-env: --arch (PYTORCH_ROCM_ARCH) takes archs separated by ';', got 'gfx942 gfx950'"
+    )
+
+
 def pytorch_fixture(tmp_path: Path, torch_links_magma: bool = True) -> dict:
     """A PyTorch tree, MAGMA and AOTriton installs, and what `pip wheel` builds of them."""
     src = project(

@@ -193,3 +193,10 @@ def test_amd_smi_wants_the_driver_not_loaded_answer_from_rocms_library(monkeypat
     assert not check.check_amd_smi("img").ok
     fake(monkeypatch, {"libamd_smi.so": good.replace("/opt/rocm-10.1.0/lib", "/usr/lib")})
     assert not check.check_amd_smi("img").ok
+
+
+def test_completion_text_is_the_first_choices_text():
+    body = '{"object": "text_completion", "choices": [{"index": 0, "text": " a b"}]}'
+    assert check.completion_text(body) == " a b"
+    for bad in ("", "{}", '{"choices": []}', '{"choices": [{"text": 3}]}', '{"error": {}}'):
+        assert check.completion_text(bad) is None

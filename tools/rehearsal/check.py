@@ -288,6 +288,42 @@ def check_c_extension(image: str, name: str) -> Result:
     )
 
 
+# torch's JIT of C++ extensions, as a GPU host's code calls it: load_inline with ninja from
+# PATH, $CXX else c++, torch's headers and Python.h, built under the user's
+# ~/.cache/torch_extensions (TORCH_EXTENSIONS_DIR when set) and imported.
+LOAD_INLINE = r"""
+import os, shutil
+from torch.utils.cpp_extension import load_inline
+module = load_inline(
+    "rehearsal_probe",
+    "int64_t add(int64_t a, int64_t b) { return a + b; }",
+    functions=["add"],
+)
+cxx = os.environ.get("CXX", "c++")
+print("loaded", module.add(2, 3), shutil.which(cxx) or cxx, shutil.which("ninja"),
+      os.path.dirname(module.__file__), os.getuid())
+"""
+
+
+def check_load_inline(image: str, name: str) -> Result:
+    """In ``image``, as its user, torch.utils.cpp_extension.load_inline builds a C++ function
+    into an extension with the image's ninja, C++ compiler and headers, and imports it."""
+    title = f"{name} builds a torch C++ extension"
+    try:
+        out = run_in(image, f"python - <<'EOF'\n{LOAD_INLINE}\nEOF", entrypoint="").split()
+    except CheckError as e:
+        return Result(title, False, str(e)[-500:])
+    ok = out[:2] == ["loaded", "5"] and len(out) == 6
+    return Result(
+        title,
+        ok,
+        f"load_inline: add(2, 3) = 5 built by {out[2]} with {out[3]} in {out[4]}, imported as"
+        f" uid {out[5]}"
+        if ok
+        else f"load_inline printed {out}",
+    )
+
+
 def copy_out(image: str, path: str, dest: Path, docker: str = "docker") -> Path:
     """``path`` of ``image`` copied into the directory ``dest``: the image may be FROM
     scratch (a container of it is created, never started); where it landed."""
@@ -499,12 +535,36 @@ def check_nixl_wheel(image: str, wheel_image: str, version: str, python: str, ar
     )
 
 
-def _get(url: str) -> tuple[int, str]:
+def _get(url: str, body: dict | None = None, timeout: float = 5) -> tuple[int, str]:
+    """(status, body) of a GET of ``url``, or of a POST of the JSON ``body``."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
     try:
-        with urllib.request.urlopen(url, timeout=5) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, response.read().decode(errors="replace")
     except urllib.error.HTTPError as e:
-        return e.code, ""
+        return e.code, e.read().decode(errors="replace")
+
+
+# vllm serve's completion: the prompt's words echoed by the stand-in's Triton kernel
+COMPLETION = {"model": "rehearsal-model", "prompt": "ROCm serves PyTorch", "max_tokens": 5}
+COMPLETION_TEXT = " ROCm serves PyTorch ROCm serves"
+# the launchers Triton compiled into the serving user's cache (TRITON_CACHE_DIR, else
+# $TRITON_HOME/.triton/cache, TRITON_HOME defaulting to the home directory)
+LAUNCHERS = (
+    'find "${TRITON_CACHE_DIR:-${TRITON_HOME:-$HOME}/.triton/cache}" -name "__triton_launcher*.so"'
+)
+
+
+def completion_text(body: str) -> str | None:
+    """choices[0].text of an OpenAI completion response, None if it has none."""
+    try:
+        text = json.loads(body)["choices"][0]["text"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+    return text if isinstance(text, str) else None
 
 
 def registry_digest(ref: str) -> str:
@@ -526,7 +586,10 @@ def check_serving(
     image: str, name: str, port: int, limit: float, *extra: str, docker: str = "docker"
 ) -> Result:
     """``image`` started with its default command (ENTRYPOINT, user) answers /health on
-    loopback ``port`` within ``limit`` seconds, and its own HEALTHCHECK says healthy."""
+    loopback ``port`` within ``limit`` seconds, and its own HEALTHCHECK says healthy;
+    /v1/models answers, and a /v1/completions request answers 200 with ``choices[0].text``,
+    having compiled Triton's launcher into the serving user's Triton cache (the image's C
+    compiler and Python.h at run time)."""
     container = f"rehearsal-{name}-{port}"
     run = [docker, "run", "--detach", "--rm", "--name", container, "--network", "host"]
     run += ["--env", f"HEALTHCHECK_PORT={port}", image, "rehearsal-model"]
@@ -571,13 +634,32 @@ def check_serving(
             [docker, "exec", container, *command], capture_output=True, text=True, check=False
         )
         models_status, models = _get(f"http://127.0.0.1:{port}/v1/models")
+        try:
+            status, body = _get(f"http://127.0.0.1:{port}/v1/completions", COMPLETION, 60)
+        except OSError as e:
+            status, body = 0, str(e)
+        text = completion_text(body) if status == 200 else None
+        found = subprocess.run(
+            [docker, "exec", container, "sh", "-c", LAUNCHERS],
+            capture_output=True, text=True, check=False,
+        ).stdout.split()  # fmt: skip
+        logs = subprocess.run(
+            [docker, "logs", container], capture_output=True, text=True, check=False
+        )
         ok = health.returncode == 0 and user == "1001" and models_status == 200
+        ok = ok and text == COMPLETION_TEXT and bool(found)
+        detail = (
+            f"/v1/completions {status} choices[0].text {text!r}; launcher {found[0]}"
+            if text is not None and found
+            else f"/v1/completions {status} {body[:200]!r}; launchers in the Triton cache:"
+            f" {found or 'none'}; logs: {(logs.stdout + logs.stderr)[-600:]}"
+        )
         return Result(
             f"{name} serves",
             ok,
             f"`{' '.join(run[-6 - len(extra) :])}` as user {user}: /health 200 after {took:.1f}s"
             f" (limit {limit:.0f}s); HEALTHCHECK `{' '.join(command)}` exit {health.returncode};"
-            f" /v1/models {models_status} {models[:120]}",
+            f" /v1/models {models_status} {models[:120]}; {detail}",
         )
     finally:
         subprocess.run([docker, "rm", "--force", container], capture_output=True, check=False)

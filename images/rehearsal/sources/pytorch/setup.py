@@ -14,6 +14,9 @@ is on: torch.distributed.is_nccl_available() asks it its version);
 AOTriton's library and kernel images ship in
 torch/lib as aotriton.cmake installs them; torch._C is a C extension on
 libtorch_hip.so. The tensor library itself is numpy: seconds, not hours.
+torch/include holds torch/extension.h, which torch.utils.cpp_extension's JIT
+(load_inline, load) compiles extensions against, as PyTorch's wheel ships its
+headers.
 """
 
 import os
@@ -143,6 +146,8 @@ setup(
     version=VERSION,
     description="Tensors and dynamic neural networks (rehearsal stand-in)",
     packages=find_packages(include=["torch", "torch.*"]),
+    # torch's headers, which torch.utils.cpp_extension compiles extensions against
+    package_data={"torch": ["include/torch/*.h"]},
     ext_modules=[
         Extension(
             "torch._C",

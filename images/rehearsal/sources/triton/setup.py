@@ -33,7 +33,16 @@ setup(
     version=VERSION,
     description="A language and compiler for custom deep learning operations (rehearsal stand-in)",
     package_dir={"": "python"},
-    packages=["triton", "triton.backends", "triton.backends.amd", "triton.backends.nvidia"],
+    packages=[
+        "triton",
+        "triton.backends",
+        "triton.backends.amd",
+        "triton.backends.nvidia",
+        "triton.language",
+        "triton.runtime",
+    ],
+    # the AMD driver's C (compiled at run time) and the HIP headers it includes
+    package_data={"triton.backends.amd": ["driver.c", "include/hip/*.h"]},
     ext_modules=[Extension("triton._C.libtriton", ["python/src/libtriton.c"])],
     entry_points={
         "triton.backends": [

@@ -1,0 +1,1 @@
+"""The model the stand-in serves (vllm.model_executor.echo)."""
