@@ -21,6 +21,9 @@ here use the reproducible output (`--define reproducible=1`, as
 - the real family analyses for all 13 archs and the 6 arch families, its push_default.plan is
   exactly tagconf's tags, and `--config=release` adds the -g<sha> tags;
   push_default.help has no ImageBuild or ImageSpec action under it;
+- an image past its size budget (tests/e2e:rocm-runtime.over_budget, the fixture's
+  rocm-runtime against budgets_exceeded.toml) fails the build in one line naming the
+  image, its size, the budget and the excess;
 - `--define cache_registry` exports BuildKit's cache where prune-cache finds it;
 - `--config=release` publishes the fixture family signed (cosign, a key made
   here), with SBOM and provenance attached; `.verify` passes; a second
@@ -152,6 +155,21 @@ def _publish_change_rebuilds_nothing():
     assert changed["ImageBuild"] == 0, f"{changed['ImageBuild']} ImageBuild actions ran"
     assert changed["ImageSpec"] > 0, "the specs (tags) were not re-rendered"
     return f"ImageSpec {changed['ImageSpec']}, ImageBuild 0"
+
+
+@check("an image past its size budget fails the build in one line with the excess")
+def _over_budget():
+    proc = bazel("build", "//tests/e2e:rocm-runtime.over_budget", check=False)
+    assert proc.returncode != 0, "the build passed"
+    lines = [line for line in proc.stderr.splitlines() if "image over budget" in line]
+    assert len(lines) == 1, proc.stderr[-2000:]
+    want = re.compile(
+        r"tagconf: error: image over budget: //tests/e2e:rocm-runtime\.over_budget"
+        r" \(rocm-runtime, gfx950\) is [\d.,]+ MiB \([\d,]+ bytes\), its budget 0\.5 MiB"
+        r" \(tests/e2e/budgets_exceeded\.toml budget_mib\.rocm-runtime\): [\d.,]+ MiB over;"
+    )
+    assert want.match(lines[0]), lines[0]
+    return lines[0].split(": ", 2)[2]
 
 
 @check("aquery: arch-free targets have one build action; docker actions are local")

@@ -42,6 +42,7 @@ def image_family(
         upstream = None,
         network = "host",
         dockerfile_dir = None,
+        budgets = None,
         manual = True,
         tags = [],
         visibility = None):
@@ -97,6 +98,8 @@ def image_family(
       dockerfile_dir: build every target from the same-named Dockerfile in
         this package instead (the e2e fixture family: the real catalogue,
         tiny Dockerfiles).
+      budgets: a TOML file of size budgets (`[budget_mib]` target = MiB) in place of the
+        catalogue's: the fixture family's, whose images are KBs.
       manual: tag the selectable targets (`T`) `manual` too (the real family:
         `//...` never starts a multi-GB build by accident). Pinned `T.A`
         targets are always manual.
@@ -115,6 +118,7 @@ def image_family(
     )
     common = dict(
         catalog = catalog,
+        budgets = budgets,
         upstream = upstream,
         network = network,
         value_keys = list(defaults.keys()),
