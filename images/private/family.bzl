@@ -2,7 +2,7 @@
 
 load(":image.bzl", "rocm_image_rule")
 load(":image_set.bzl", "image_set")
-load(":push.bzl", "image_layout", "image_load", "image_plan", "image_push", "image_push_help", "image_verify", "no_group")
+load(":push.bzl", "image_layout", "image_load", "image_plan", "image_push", "image_push_help", "image_report", "image_report_help", "image_verify", "no_group")
 
 def image_label(name, arch = None):
     """The label name of catalogue target `name` for `arch` ('pytorch.gfx950', 'triton-wheel').
@@ -222,6 +222,20 @@ def image_family(
         )
     if groups and "all" not in groups:
         _no_all_group(groups, tags, visibility)
+
+    # The family report of every target for the archs --define arch asks for (builds them).
+    image_report(
+        name = "report",
+        images = [":" + _pushed(n, t, archs) for n, t in targets.items()],
+        tags = selectable_tags,
+        visibility = visibility,
+    )
+    image_report_help(
+        name = "report.help",
+        report = "report",
+        tags = [t for t in tags if t != "manual"],
+        visibility = visibility,
+    )
 
 def no_all_group_message(package, groups, suffix = ""):
     """Why `push_all<suffix>` fails: there is no `all` group, on purpose; the groups and what to run.
