@@ -34,6 +34,8 @@ import json
 from collections.abc import Mapping, Sequence
 
 MiB = 1 << 20
+# Nothing from anywhere: the page's own inline style and script only.
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 NODE_W, NODE_H, COL_GAP, ROW_GAP, PAD = 190, 46, 70, 14, 20
 
@@ -124,7 +126,7 @@ def mib(n: float | None) -> str:
 
 
 def signed_mib(n: int) -> str:
-    return ("+" if n > 0 else "−" if n < 0 else "±") + mib(abs(n))
+    return ("+" if n > 0 else "-" if n < 0 else "±") + mib(abs(n))
 
 
 def short(digest: str | None) -> str:
@@ -392,7 +394,7 @@ def render(model: Mapping) -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
 <title>{esc(model["title"])}</title><style>{CSS}</style></head>
 <body>
 <h1>{esc(model["title"])}</h1>
