@@ -57,7 +57,8 @@ READ = """() => {
   });
   document.querySelectorAll('svg.sizes').forEach(s => {
     out.points[s.dataset.id] = Array.from(s.querySelectorAll('circle.point')).map(c => {
-      const r = c.getBoundingClientRect(); return {x: r.x, y: r.y, now: c.classList.contains('now')};
+      const r = c.getBoundingClientRect();
+      return {x: r.x, y: r.y, now: c.classList.contains('now')};
     });
   });
   document.querySelectorAll('svg#build-times rect.bar').forEach(r => out.times.push(

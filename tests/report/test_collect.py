@@ -89,7 +89,7 @@ def family(tmp: Path):
 
 
 def test_the_model_of_a_build_with_its_publish_history(tmp_path):
-    plan, rd, bd = family(tmp_path)
+    plan, _, _ = family(tmp_path)
     entries = report.read_plan(plan, None)
     where = tmp_path / "history" / "publish.jsonl"
     spec = json.loads(Path(entries[0].image.spec).read_text())
@@ -146,7 +146,7 @@ def test_the_model_of_a_build_with_its_publish_history(tmp_path):
 
 
 def test_a_registry_that_does_not_answer_falls_back_to_the_history(tmp_path):
-    plan, rd, _ = family(tmp_path)
+    plan, _, _ = family(tmp_path)
     entries = report.read_plan(plan, None)
     clients = Clients(retries=0, backoff=0.01)
     try:
