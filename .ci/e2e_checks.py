@@ -24,6 +24,8 @@ here use the reproducible output (`--define reproducible=1`, as
 - an image past its size budget (tests/e2e:rocm-runtime.over_budget, the fixture's
   rocm-runtime against budgets_exceeded.toml) fails the build in one line naming the
   image, its size, the budget and the excess;
+- the fixture family's report (`//tests/e2e:report`, offline) holds its 29 images and
+  holds up in headless chromium (.ci/report_check.py, tests/report:check_page);
 - `--define cache_registry` exports BuildKit's cache where prune-cache finds it;
 - `--config=release` publishes the fixture family signed (cosign, a key made
   here), with SBOM and provenance attached; `.verify` passes; a second
@@ -57,6 +59,9 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # .ci: report_check
+
+import report_check
 
 from tests.e2e import two_engines
 from tools import client_env
@@ -155,6 +160,19 @@ def _publish_change_rebuilds_nothing():
     assert changed["ImageBuild"] == 0, f"{changed['ImageBuild']} ImageBuild actions ran"
     assert changed["ImageSpec"] > 0, "the specs (tags) were not re-rendered"
     return f"ImageSpec {changed['ImageSpec']}, ImageBuild 0"
+
+
+@check("the family report renders in headless chromium: graph, budgets, plots, no fetch")
+def _report():
+    out = Path(".ci/.cache/report-e2e.html").absolute()
+    return report_check.check_family_report(
+        bazel,
+        "//tests/e2e:report",
+        [f"--define=arch={ARCHS}", REPRODUCIBLE],
+        out,
+        29,
+        ("--offline",),
+    )
 
 
 @check("an image past its size budget fails the build in one line with the excess")
