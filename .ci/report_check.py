@@ -48,6 +48,7 @@ def check_family_report(
     page = bazel(
         "run",
         "//tests/report:check_page",
+        *defines,  # the same flags: Bazel keeps its analysis cache
         "--",
         str(out),
         "--images",
