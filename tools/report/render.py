@@ -282,11 +282,14 @@ def supply_cell(i: Mapping) -> str:
     if s.get("error"):
         return f'<span class="badge warn" title="{esc(s["error"])}">unknown</span>'
     parts = []
-    for key, label in (("signatures", "signed"), ("sboms", "SBOM"), ("provenances", "provenance")):
+    for key, yes, no in (
+        ("signatures", "signed", "unsigned"),
+        ("sboms", "SBOM", "no SBOM"),
+        ("provenances", "provenance", "no provenance"),
+    ):
         n = s.get(key, 0)
         parts.append(
-            f'<span class="badge {"ok" if n else "bad"}" data-kind="{key}">'
-            f"{label if n else 'no ' + label}</span>"
+            f'<span class="badge {"ok" if n else "bad"}" data-kind="{key}">{yes if n else no}</span>'
         )
     return " ".join(parts)
 
