@@ -288,9 +288,8 @@ def supply_cell(i: Mapping) -> str:
         ("provenances", "provenance", "no provenance"),
     ):
         n = s.get(key, 0)
-        parts.append(
-            f'<span class="badge {"ok" if n else "bad"}" data-kind="{key}">{yes if n else no}</span>'
-        )
+        state = "ok" if n else "bad"
+        parts.append(f'<span class="badge {state}" data-kind="{key}">{yes if n else no}</span>')
     return " ".join(parts)
 
 
