@@ -22,6 +22,11 @@ here use the reproducible output (`--define reproducible=1`, as
   exactly tagconf's tags, and `--config=release` adds the -g<sha> tags;
   push_default.help has no ImageBuild or ImageSpec action under it, and
   `bazel run //images:push_default -- --help` prints that help and builds no image;
+- an image past its size budget (tests/e2e:rocm-runtime.over_budget, the fixture's
+  rocm-runtime against budgets_exceeded.toml) fails the build in one line naming the
+  image, its size, the budget and the excess;
+- the fixture family's report (`//tests/e2e:report`, offline) holds its 29 images and
+  holds up in headless chromium (.ci/report_check.py, tests/report:check_page);
 - `--define cache_registry` exports BuildKit's cache where prune-cache finds it;
 - `--config=release` publishes the fixture family signed (cosign, a key made
   here), with SBOM and provenance attached; `.verify` passes; a second
@@ -55,6 +60,9 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # .ci: report_check
+
+import report_check
 
 from tests.e2e import two_engines
 from tools import client_env
@@ -153,6 +161,34 @@ def _publish_change_rebuilds_nothing():
     assert changed["ImageBuild"] == 0, f"{changed['ImageBuild']} ImageBuild actions ran"
     assert changed["ImageSpec"] > 0, "the specs (tags) were not re-rendered"
     return f"ImageSpec {changed['ImageSpec']}, ImageBuild 0"
+
+
+@check("the family report renders in headless chromium: graph, budgets, plots, no fetch")
+def _report():
+    out = Path(".ci/.cache/report-e2e.html").absolute()
+    return report_check.check_family_report(
+        bazel,
+        "//tests/e2e:report",
+        [f"--define=arch={ARCHS}", REPRODUCIBLE],
+        out,
+        29,
+        ("--offline",),
+    )
+
+
+@check("an image past its size budget fails the build in one line with the excess")
+def _over_budget():
+    proc = bazel("build", "//tests/e2e:rocm-runtime.over_budget", check=False)
+    assert proc.returncode != 0, "the build passed"
+    lines = [line for line in proc.stderr.splitlines() if "image over budget" in line]
+    assert len(lines) == 1, proc.stderr[-2000:]
+    want = re.compile(
+        r"tagconf: error: image over budget: //tests/e2e:rocm-runtime\.over_budget"
+        r" \(rocm-runtime, gfx950\) is [\d.,]+ MiB \([\d,]+ bytes\), its budget 0\.5 MiB"
+        r" \(tests/e2e/budgets_exceeded\.toml budget_mib\.rocm-runtime\): [\d.,]+ MiB over;"
+    )
+    assert want.match(lines[0]), lines[0]
+    return lines[0].split(": ", 2)[2]
 
 
 @check("aquery: arch-free targets have one build action; docker actions are local")

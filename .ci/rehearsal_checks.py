@@ -33,6 +33,8 @@ them, action keys of this run's own):
 - `bazel run //images:push_default` publishes the group to the engine's
   loopback registry without building anything again, and
   `push_default.verify` finds every tag of the plan on its digest;
+- `bazel run //images:report` writes the family report (every image published on the
+  digest just built) and it holds up in headless chromium (.ci/report_check.py);
 - the wheelhouse, collected from that registry, installs torch and vllm with
   `pip install --no-index` in a clean venv of runtime (their PyPI
   dependencies downloaded beside it);
@@ -63,6 +65,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+sys.path.insert(0, str(REPO / ".ci"))
+
+import report_check  # noqa: E402  (.ci/report_check.py)
 
 from tools import daemon  # noqa: E402
 from tools.rehearsal import check as image_check  # noqa: E402
@@ -123,6 +129,8 @@ class Run:
             ROCM_PYTORCH_STAGING_PORT=str(daemon.free_port()),
             ROCM_PYTORCH_MIRRORS=str(self.mirrors),
             ROCM_PYTORCH_SOURCES_DIR=str(root / "sources"),
+            # the pushes' publish history (the report reads it): this run's own
+            ROCM_PYTORCH_HISTORY_DIR=str(root / "history"),
         )
 
     def bazel(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -156,7 +164,9 @@ class Run:
         out = self.bazel(
             "cquery", target, "--config=rehearsal", *extra, "--output=files"
         ).stdout.split()
-        return REPO / next(f for f in out if f.endswith(".json") and not f.endswith(".spec.json"))
+        return REPO / next(
+            f for f in out if f.endswith(".json") and not f.endswith((".spec.json", ".size.json"))
+        )
 
 
 check = Checks()
@@ -417,6 +427,25 @@ def main() -> int:
                     wrong.append(f"{ref} names {digest}, built {d.digest}")
         assert not wrong, "; ".join(wrong[:10])
         return f"{refs} tags of {len(plan['images'])} images on their digests, labels as documented"
+
+    @check("the family report: every image published as built, the page holds up in chromium")
+    def _report():
+        assert pushed["registry"], "nothing was pushed"
+        defines = [
+            "--config=rehearsal",
+            f"--define=arch={ARCH}",
+            f"--define=registry={pushed['registry']}",
+        ]
+        images = FAMILY + EXTRA
+        ids = [label(t).split(":", 1)[1] for t in images]
+        return report_check.check_family_report(
+            run.bazel,
+            "//images:report",
+            defines,
+            run.root / "report.html",
+            len(images),
+            unchanged=[i for i, t in zip(ids, images, strict=True) if t in FAMILY],
+        )
 
     @check("the wheelhouse from the registry installs torch and vllm with no index")
     def _wheelhouse():

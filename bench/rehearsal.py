@@ -140,7 +140,11 @@ class Bench:
         ]
         action = sum(float(s["metrics"]["executionWallTime"].rstrip("s")) for s in spawns)
         out = self.sh(["bazel", "cquery", target, "--config=rehearsal", "--output=files"]).stdout
-        desc = ROOT / next(f for f in out.split() if f.endswith(".json") and ".spec." not in f)
+        desc = ROOT / next(
+            f
+            for f in out.split()
+            if f.endswith(".json") and not f.endswith((".spec.json", ".size.json"))
+        )
         return action, wall, desc
 
     # -- plain and floor ---------------------------------------------------------------

@@ -239,7 +239,9 @@ class Bench:
             self.execroot = Path(info.stdout.strip())
         out = self.sh([*self.bazel, "cquery", target, *self.bazel_flags, "--output=files"]).stdout
         return self.execroot / next(
-            f for f in out.split() if f.endswith(".json") and ".spec." not in f
+            f
+            for f in out.split()
+            if f.endswith(".json") and not f.endswith((".spec.json", ".size.json"))
         )
 
     # -- ours ------------------------------------------------------------------------

@@ -19,6 +19,7 @@ load(
     _image_load = "image_load",
     _image_plan = "image_plan",
     _image_push = "image_push",
+    _image_report = "image_report",
 )
 load("//images/private:rehearsal.bzl", _rehearsal_upstream = "rehearsal_upstream")
 load("//images/private:stand_in.bzl", _stand_in_image = "stand_in_image")
@@ -33,6 +34,7 @@ image_layout = _image_layout
 image_load = _image_load
 image_plan = _image_plan
 image_push = _image_push
+image_report = _image_report
 image_set = _image_set
 rehearsal_upstream = _rehearsal_upstream
 rocm_image_rule = _rocm_image_rule

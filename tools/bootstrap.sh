@@ -67,6 +67,9 @@ PACKAGES=(
   # nginx for .ci/remote_cache_check.py, skopeo and crane for bench/push.py
   docker.io docker-cli docker-buildx containerd runc tini-static docker-registry
   busybox-static nginx skopeo crane
+  # the headless browser the family report's tests render it in (tests/report,
+  # driven by Playwright from the lock; Playwright's own browsers are never fetched)
+  chromium
   # the rehearsal's stand-in upstream (images/rehearsal): a Debian root file
   # system with Debian's ROCm, made by mmdebstrap (it mounts /proc in it)
   mmdebstrap mount

@@ -156,11 +156,13 @@ def read_exec_log(path: Path) -> list[dict]:
 def descriptors_in(cquery_files: str, root: Path | str = ".") -> dict[str, dict]:
     """{file name: descriptor} of the image descriptors `bazel cquery --output=files`
     printed (``cquery_files``, paths relative to ``root``, the workspace): each image's
-    ``<name>.json``, not its ``.spec.json``/``.build.json``. Descriptors not built (a
+    ``<name>.json``, not its ``.spec.json``/``.build.json``/``.size.json``. Descriptors not built (a
     variant the --define values did not ask for) are left out."""
     out = {}
     for line in cquery_files.split():
-        if line.endswith(".json") and not line.endswith((".spec.json", ".build.json")):
+        if line.endswith(".json") and not line.endswith(
+            (".spec.json", ".build.json", ".size.json")
+        ):
             path = Path(root, line)
             if path.exists():
                 out[path.name] = json.loads(path.read_text())

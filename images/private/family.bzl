@@ -2,7 +2,7 @@
 
 load(":image.bzl", "rocm_image_rule")
 load(":image_set.bzl", "image_set")
-load(":push.bzl", "image_layout", "image_load", "image_plan", "image_push", "image_push_help", "image_verify", "no_group")
+load(":push.bzl", "image_layout", "image_load", "image_plan", "image_push", "image_push_help", "image_report", "image_report_help", "image_verify", "no_group")
 
 def image_label(name, arch = None):
     """The label name of catalogue target `name` for `arch` ('pytorch.gfx950', 'triton-wheel').
@@ -42,6 +42,7 @@ def image_family(
         upstream = None,
         network = "host",
         dockerfile_dir = None,
+        budgets = None,
         manual = True,
         tags = [],
         visibility = None):
@@ -97,6 +98,8 @@ def image_family(
       dockerfile_dir: build every target from the same-named Dockerfile in
         this package instead (the e2e fixture family: the real catalogue,
         tiny Dockerfiles).
+      budgets: a TOML file of size budgets (`[budget_mib]` target = MiB) in place of the
+        catalogue's: the fixture family's, whose images are KBs.
       manual: tag the selectable targets (`T`) `manual` too (the real family:
         `//...` never starts a multi-GB build by accident). Pinned `T.A`
         targets are always manual.
@@ -115,6 +118,7 @@ def image_family(
     )
     common = dict(
         catalog = catalog,
+        budgets = budgets,
         upstream = upstream,
         network = network,
         value_keys = list(defaults.keys()),
@@ -218,6 +222,20 @@ def image_family(
         )
     if groups and "all" not in groups:
         _no_all_group(groups, tags, visibility)
+
+    # The family report of every target for the archs --define arch asks for (builds them).
+    image_report(
+        name = "report",
+        images = [":" + _pushed(n, t, archs) for n, t in targets.items()],
+        tags = selectable_tags,
+        visibility = visibility,
+    )
+    image_report_help(
+        name = "report.help",
+        report = "report",
+        tags = [t for t in tags if t != "manual"],
+        visibility = visibility,
+    )
 
 def no_all_group_message(package, groups, suffix = ""):
     """Why `push_all<suffix>` fails: there is no `all` group, on purpose; the groups and what to run.

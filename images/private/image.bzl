@@ -69,6 +69,10 @@ _ATTRS = {
     "arch_free": attr.bool(
         doc = "The target has no arch (pytorch-src, triton-wheel): build it once, in the noarch configuration.",
     ),
+    "budgets": attr.label(
+        doc = "Size budgets in place of the catalogue's (`[budget_mib]` target = MiB): the fixture family's.",
+        allow_single_file = [".toml"],
+    ),
     "catalog": attr.label(
         doc = "The catalogue TOML file tagconf reads.",
         allow_single_file = [".toml"],
@@ -287,6 +291,8 @@ def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out, build_out)
       build_out: File, the build spec JSON to write (content only).
     """
     inputs = [catalog, ctx.file.dockerfile]
+    if ctx.file.budgets:
+        inputs.append(ctx.file.budgets)
     status = None
     if ctx.attr.stamp:
         inputs.append(ctx.info_file)
@@ -294,6 +300,8 @@ def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out, build_out)
     args = worker_args(ctx)
     args.add_all(spec_arguments(ctx.var, catalog.path, target, arch, value_keys, out.path, status))
     args.add_all(["--build-output", build_out, "--dockerfile", ctx.file.dockerfile])
+    if ctx.file.budgets:
+        args.add("--budgets", ctx.file.budgets)
     ctx.actions.run(
         executable = tagconf,
         arguments = [args],
@@ -303,6 +311,37 @@ def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out, build_out)
         progress_message = "Rendering tags and build args of %{label}",
         execution_requirements = WORKER,
     )
+
+def size_action(ctx, tagconf, spec, descriptor):
+    """Register the ImageSize action: `tagconf size`, the image against its budget.
+
+    It reads the descriptor (layer and config sizes) and the budget in the spec, writes
+    `<name>.size.json`, and fails in one line when the image is over its budget. Its
+    own action, not part of ImageBuild: a new budget re-runs this check, never BuildKit.
+
+    Args:
+      ctx: rule context.
+      tagconf: FilesToRunProvider of //tools/tagconf.
+      spec: File, the image's spec JSON (holds the budget).
+      descriptor: File, the image's descriptor.
+
+    Returns:
+      File: the size record JSON.
+    """
+    out = ctx.actions.declare_file(ctx.label.name + ".size.json")
+    args = worker_args(ctx)
+    args.add_all(["size", "--spec", spec, "--descriptor", descriptor, "--output", out])
+    args.add("--label", "//%s:%s" % (ctx.label.package, ctx.label.name))
+    ctx.actions.run(
+        executable = tagconf,
+        arguments = [args],
+        inputs = [spec, descriptor],
+        outputs = [out],
+        mnemonic = "ImageSize",
+        progress_message = "Checking %{label} against its size budget",
+        execution_requirements = WORKER,
+    )
+    return out
 
 def mode_arguments(var):
     """The ImageBuild arguments of the output mode `--define reproducible=` asks for.
@@ -416,6 +455,8 @@ def _image_impl(ctx):
         view = True,
     )
 
+    size = size_action(ctx, ctx.attr._tagconf[DefaultInfo].files_to_run, spec, descriptor)
+
     info = ImageInfo(
         descriptor = descriptor,
         spec = spec,
@@ -423,9 +464,12 @@ def _image_impl(ctx):
         arch = arch,
         repository = ctx.attr.repository,
         parents = parents,
+        size = size,
+        log = image_log(ctx.label),
     )
     return [
-        DefaultInfo(files = depset([descriptor])),
+        # the size record too: an image over its budget fails `bazel build`
+        DefaultInfo(files = depset([descriptor, size])),
         OutputGroupInfo(spec = depset([spec, build_spec])),
         info,
     ]

@@ -1,6 +1,6 @@
 """ImageInfo: what an image target hands to its children and to push rules."""
 
-def _image_info_init(*, descriptor, spec, target, arch, repository, parents = []):
+def _image_info_init(*, descriptor, spec, target, arch, repository, parents = [], size = None, log = None):
     if type(target) != "string" or not target:
         fail("ImageInfo.target: want a catalogue target name, got: %r" % (target,))
     if arch != None and type(arch) != "string":
@@ -11,8 +11,12 @@ def _image_info_init(*, descriptor, spec, target, arch, repository, parents = []
         fail("ImageInfo.descriptor: want the image's descriptor JSON file, got: %s" % descriptor)
     if type(parents) != "list":
         fail("ImageInfo.parents: want a list of ImageInfo, got: %r" % (parents,))
+    if size != None and not size.basename.endswith(".size.json"):
+        fail("ImageInfo.size: want the image's size record (.size.json), got: %s" % size)
     return {
         "arch": arch,
+        "log": log,
+        "size": size,
         "parents": parents,
         "descriptor": descriptor,
         "repository": repository,
@@ -26,7 +30,9 @@ ImageInfo, _new_image_info = provider(
         "arch": "str or None: the GPU architecture; None for arch-free targets.",
         "descriptor": "File: JSON written by the build (digest, manifest, config, staging ref, parents' digests); tools/staging/descriptor.py reads it.",
         "parents": "list[ImageInfo]: the catalogue parents this image was built from.",
+        "log": "str or None: where its ImageBuild writes BuildKit's log and the build record, under the execution root (`bazel-out/logs/...`); None for a stand-in.",
         "repository": "str: the registry repository, e.g. 'base' for pytorch-base.",
+        "size": "File or None: its size record (`tagconf size`: bytes, layers, budget); None for a stand-in.",
         "spec": "File: JSON from `tagconf spec` (tags, refs, build args, labels); needs no build.",
         "target": "str: the catalogue target name, e.g. 'pytorch-wheel'.",
     },

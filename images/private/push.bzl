@@ -46,17 +46,18 @@ def _left_out(targets):
     """Why `targets`' image sets leave requested archs out (tools/registry prints it)."""
     return [note for t in targets if ImageSetInfo in t for note in t[ImageSetInfo].left_out]
 
-def _plan_file(ctx, images):
+def _plan_file(ctx, images, with_sizes = False):
     plan = ctx.actions.declare_file(ctx.label.name + ".json")
     ctx.actions.write(plan, json.encode_indent({
         "images": [
-            {
-                "arch": i.arch,
-                "descriptor": i.descriptor.short_path,
-                "parents": [p.target for p in i.parents],
-                "spec": i.spec.short_path,
-                "target": i.target,
-            }
+            dict(
+                arch = i.arch,
+                descriptor = i.descriptor.short_path,
+                parents = [p.target for p in i.parents],
+                spec = i.spec.short_path,
+                target = i.target,
+                **({"log": i.log, "size": i.size.short_path} if with_sizes and i.size else {})
+            )
             for i in images
         ],
         "label": "//%s:%s" % (ctx.label.package, ctx.label.name),
@@ -128,19 +129,23 @@ def _push_command(ctx):
         return "push --attest"
     return "push"
 
-def _descriptor_launcher(ctx, command, descriptors = True):
+def _descriptor_launcher(ctx, command, descriptors = True, sizes = False):
     """The executable of a rule that runs `registry COMMAND` on its images' plan.
 
     Its runfiles hold the plan, the registry tool and each image's spec, and
-    with `descriptors` each image's descriptor too (push, verify and load read
-    the digests; plan needs only specs, so it builds no image).
+    with `descriptors` each image's descriptor and size record too (push, verify
+    and load read the digests, and an image over its budget fails their build;
+    plan needs only specs, so it builds no image). With `sizes` the plan names
+    each size record and build log too (the report).
     """
     images = _images(ctx.attr.images)
-    plan = _plan_file(ctx, images)
+    plan = _plan_file(ctx, images, with_sizes = sizes)
     launcher = _launcher(ctx, command, plan)
     files = [plan]
     for i in images:
         files += [i.descriptor, i.spec] if descriptors else [i.spec]
+        if descriptors and i.size:
+            files.append(i.size)
     return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, files))]
 
 def _push_impl(ctx):
@@ -166,6 +171,49 @@ image_push = rule(
     implementation = _push_impl,
     doc = _DOC_PUSH,
     attrs = _ATTRS,
+    executable = True,
+)
+
+def _report_impl(ctx):
+    return _descriptor_launcher(ctx, "report", sizes = True)
+
+_DOC_REPORT = """Writes the family report: one self-contained HTML page, and prints its path.
+
+`bazel run //images:report --define arch=gfx950` builds the family's images for
+the archs asked for (as `push_default` does, every target), then runs
+`tools/registry report`: per image its size against its budget, the layers it
+shares with its parents, what changed since the last publish of its tags (the
+registry's current manifest; `-- --offline`: the local publish history), the last
+run of its build (seconds, staging hit), signatures and SBOMs attached, its tags;
+the family as a graph, sizes over the last publishes and time per image. `-- --help`
+lists the options (`--out FILE`, `--offline`, `--history FILE`, ...).
+"""
+
+image_report = rule(
+    implementation = _report_impl,
+    doc = _DOC_REPORT,
+    attrs = _ATTRS,
+    executable = True,
+)
+
+def _report_help_impl(ctx):
+    about = ctx.actions.declare_file(ctx.label.name + ".json")
+    ctx.actions.write(about, json.encode({"report": ctx.attr.report}) + "\n")
+    launcher = _launcher(ctx, "report --help", about)
+    return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, [about]))]
+
+# Not in defs.bzl: image_family makes `report.help` with it.
+image_report_help = rule(
+    implementation = _report_help_impl,
+    doc = "Prints the help of the family report (`bazel run //images:report.help`) without building any image.",
+    attrs = {
+        "report": attr.string(doc = "The report target's name.", mandatory = True),
+        "_registry": attr.label(
+            default = Label("//tools/registry:registry_launch"),
+            executable = True,
+            cfg = "target",
+        ),
+    },
     executable = True,
 )
 

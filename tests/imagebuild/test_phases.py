@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -39,3 +40,20 @@ def test_the_process_age_counts_from_the_start_of_the_process():
     assert proc.returncode == 0, proc.stderr
     age = float(proc.stdout)
     assert 0.5 <= age <= lived + 0.05, (age, lived)
+
+
+def test_the_build_record_sits_next_to_the_log_with_hit_and_seconds(tmp_path, monkeypatch):
+    clock = iter([10.0, 10.25, 12.0])
+    monkeypatch.setattr(build.time, "monotonic", lambda: next(clock))
+    phases = build.Phases(started=0.5)
+    phases.done("staging checks")
+    phases.done("docker buildx build")
+    log = tmp_path / "logs" / "images" / "pytorch.gfx950.log"
+    log.parent.mkdir(parents=True)
+    build.write_record(log, "sha256:" + "d" * 64, "sha256:" + "k" * 64, False, phases)
+    record = json.loads((log.parent / "pytorch.gfx950.build-record.json").read_text())
+    assert record["digest"] == "sha256:" + "d" * 64
+    assert record["staging_hit"] is False
+    assert record["seconds"] == 2.5
+    assert record["phases"] == {"staging checks": 0.25, "docker buildx build": 1.75}
+    assert record["finished"].endswith("Z")

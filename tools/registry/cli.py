@@ -295,7 +295,116 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--catalog", type=user_path, help="catalogue (default: images/catalog.toml)")
     _connection_args(pr)
     verify.add_parser(sub, _connection_args, user_path)
+    _report_parser(sub)
     return parser
+
+
+REPORT_HELP = """\
+Write the family report: one self-contained HTML page (inline CSS, SVG and script;
+nothing fetched when it is opened) and print its path.
+
+  bazel run //images:report --define arch=gfx950[,gfx1201|gfx110X-all|all]
+            [--define registry=HOST[:PORT]/NAMESPACE] [-- OPTIONS]
+
+It builds the family's images for those archs first (a staging hit each when
+nothing changed; an image over its size budget fails the build, naming it), then
+shows, per image: its size (compressed layers + config) against its budget
+(images/catalog.toml budget_mib), the bytes and layers it shares with its parents,
+what changed since the last publish of its tags (the registry's current manifest of
+its versioned tag: digest then and now, size delta), the last run of its build
+(seconds; staging hit or BuildKit build), the signatures, SBOMs and provenance
+attached to the published digest, and its tags; the family as a graph (parents to
+children), each image's size over the last publishes (the local publish history
+`push` appends to) and the time per image. See docs/report.md."""
+
+
+def _report_parser(sub) -> None:
+    report = sub.add_parser(
+        "report",
+        help="write the family report (HTML) of a plan",
+        description=REPORT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _plan_args(report)
+    report.add_argument(
+        "--out",
+        type=user_path,
+        help="the HTML file to write (default: bazel-report/<target>-<archs>.html in the"
+        " workspace)",
+    )
+    report.add_argument(
+        "--offline",
+        action="store_true",
+        help="do not ask the registry: the last publish comes from the local publish history"
+        " alone, and the signature/SBOM state is not shown",
+    )
+    report.add_argument(
+        "--history",
+        type=user_path,
+        metavar="FILE",
+        help="the publish history (default: $ROCM_PYTORCH_HISTORY_DIR/publish.jsonl, else"
+        " ~/.cache/rocm-pytorch-images/history/publish.jsonl)",
+    )
+    report.add_argument(
+        "--logs-root",
+        type=user_path,
+        metavar="DIR",
+        help="the directory whose bazel-out/logs/ holds the image builds' records (default:"
+        " the workspace of `bazel run`)",
+    )
+    report.add_argument("--title", help="the page's title (default: the report target's label)")
+    report.add_argument(
+        "--json", action="store_true", help="also print the report's data as JSON on stdout"
+    )
+    _connection_args(report)
+
+
+def cmd_report(args) -> int:
+    from tools.registry import report
+    from tools.report.render import render
+
+    entries: list = []
+    for path in args.plan:
+        entries += report.read_plan(path, args.registry)
+    labels = plan_labels(args.plan)
+    for note in left_out(args.plan):
+        print(f"registry: note: {note}; left out", file=sys.stderr)
+    if not entries:
+        raise RegistryError("report: the plan holds no image; ask for archs the family builds")
+    records, where = report.load_history(args.history)
+    archs = list(dict.fromkeys(e.image.arch for e in entries if e.image.arch)) or ["noarch"]
+    clients = None if args.offline else _clients(args)
+    try:
+        model = report.collect(
+            entries,
+            logs_root=args.logs_root or report.logs_root(),
+            records=records,
+            ask=(lambda image: report.ask_registry(clients, image)) if clients else None,
+            title=args.title or f"Family report: {', '.join(labels) or 'plan'}",
+            archs=archs,
+            history_note=report.history_note(where, records),
+        )
+    finally:
+        if clients:
+            clients.close()
+    out = args.out or report.default_out(labels[0] if labels else "report", archs)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(model), encoding="utf-8")
+    if args.json:
+        print(json.dumps(model, indent=2))
+    over = [i["id"] for i in model["images"] if i["budget_bytes"] and i["size"] > i["budget_bytes"]]
+    changed = [
+        i["id"]
+        for i in model["images"]
+        if i["published"] and i["published"].get("digest") not in (None, i["digest"])
+    ]
+    print(
+        f"report: {len(model['images'])} images, {len(changed)} changed since the last"
+        f" publish, {len(over)} over budget",
+        file=sys.stderr,
+    )
+    print(out, file=sys.stderr if args.json else sys.stdout)
+    return 0
 
 
 def _count(least: int) -> Callable[[str], int]:
@@ -544,6 +653,8 @@ def cmd_push(args) -> int:
             pusher.close()
         if attester and attester.signer:
             attester.signer.close()
+    if not (signum or late or refusal):
+        _remember(images, settled, bool(args.attest or args.sign), bool(args.sign))
     maybe = ""  # the tag whose PUT was in flight when the push stopped, landed or not
     if pusher.tag_in_flight and (signum or late):
         image, ref, _tag, action = pusher.tag_in_flight
@@ -592,6 +703,44 @@ def cmd_push(args) -> int:
         sys.stderr.flush()
         os._exit(128 + signum if signum else 1)
     return 1 if error else 0
+
+
+def _remember(images: list[PlannedImage], settled: dict[str, str], attested: bool, signed: bool):
+    """Append each image whose tags all landed to the local publish history
+    (tools/registry/history.py), which `bazel run //images:report` reads."""
+    from tools.registry import history
+
+    push_id = history.now_id()
+    records = []
+    for image in images:
+        action = _done(image, settled)
+        if not action:
+            continue
+        d = image.load_descriptor()
+        layers = d.layers
+        records.append(
+            history.record(
+                push_id=push_id,
+                registry=image.registry,
+                repository=image.repository,
+                target=image.target,
+                arch=image.arch,
+                tags=image.tags,
+                digest=d.digest,
+                size=sum(x.size for x in layers) + d.config_blob.size,
+                layers=len(layers),
+                action=action,
+                attested=attested,
+                signed=signed,
+            )
+        )
+    if records:
+        try:
+            where = history.append(records)
+        except OSError as e:  # the push itself is done: say so, do not fail it
+            print(f"registry: note: publish history not written ({e})", file=sys.stderr)
+            return
+        print(f"publish history: {len(records)} images recorded in {where}", file=sys.stderr)
 
 
 def _attester(args, pusher: Pusher):
@@ -756,6 +905,7 @@ def cmd_prune(args) -> int:
 
 COMMANDS = {
     "push": cmd_push,
+    "report": cmd_report,
     "about": cmd_about,
     "plan": cmd_plan,
     "layout": cmd_layout,

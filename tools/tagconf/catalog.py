@@ -31,7 +31,13 @@ _TARGET_FIELDS = {
 # A family's name stands where an arch's does in tags, Bazel target names and
 # cache tags (`<stage>_<arch>`): no `_`, `,` or `;`.
 _FAMILY_NAME = re.compile(r"[A-Za-z0-9]+(-[A-Za-z0-9]+)*")
-_TARGET_OPTIONAL = {"floating_suffix": str, "archs": list, "optional_parents": list}
+_TARGET_OPTIONAL = {
+    "floating_suffix": str,
+    "archs": list,
+    "optional_parents": list,
+    "budget_mib": (int, float),
+    "budget_mib_by_arch": dict,
+}
 
 
 def _toml_list(items: tuple[str, ...]) -> str:
@@ -115,7 +121,7 @@ class _Validator:
         families = self.families(data.get("families", {}), archs)
         targets = self.targets(data.get("targets"), defaults, archs)
         groups = self.groups(self.table(data, "groups"), [t.name for t in targets])
-        return Catalog(
+        catalog = Catalog(
             path=self.where,
             registry=registry,
             defaults=defaults,
@@ -126,6 +132,16 @@ class _Validator:
             source=source,
             families=families,
         )
+        for t in targets:
+            built = (*catalog.target_archs(t), *catalog.target_families(t))
+            for arch in t.budget_mib_by_arch:
+                if arch not in built:
+                    raise self.fail(
+                        f"targets.{t.name}.budget_mib_by_arch.{arch}",
+                        f"{t.name} is not built for {arch}",
+                        nearest(arch, built),
+                    )
+        return catalog
 
     def defaults(self, table: Mapping[str, Any]) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -250,6 +266,7 @@ class _Validator:
                         f"list parents only ({', '.join(parents) or 'none'})",
                     )
             archs = self.target_arch_list(label, row, known_archs)
+            budget, by_arch = self.budgets(label, row)
             targets.append(
                 Target(
                     name=name,
@@ -262,6 +279,8 @@ class _Validator:
                     floating_suffix=suffix,
                     archs=archs,
                     optional_parents=tuple(optional),
+                    budget_mib=budget,
+                    budget_mib_by_arch=by_arch,
                 )
             )
         by_name = {t.name: t for t in targets}
@@ -298,6 +317,31 @@ class _Validator:
                     )
         self.acyclic(by_name)
         return tuple(targets)
+
+    def budget_value(self, key: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise self.fail(key, f"must be a number of MiB > 0, got {value!r}", "e.g. 4096")
+        return value
+
+    def budgets(self, label: str, row: Mapping[str, Any]) -> tuple[float | None, dict[str, float]]:
+        """A target's ``budget_mib`` and ``budget_mib_by_arch`` (whose keys ``catalog``
+        checks: archs and families the target is built for)."""
+        budget = row.get("budget_mib")
+        if budget is not None:
+            budget = self.budget_value(f"{label}.budget_mib", budget)
+        by_arch = row.get("budget_mib_by_arch", {})
+        if not isinstance(by_arch, dict):
+            raise self.fail(
+                f"{label}.budget_mib_by_arch", "must be a table", "write { gfx90a = 12288 }"
+            )
+        if by_arch and not row["arch"]:
+            raise self.fail(
+                f"{label}.budget_mib_by_arch", "an arch-free target has no archs", "drop it"
+            )
+        out = {}
+        for arch, value in by_arch.items():
+            out[arch] = self.budget_value(f"{label}.budget_mib_by_arch.{arch}", value)
+        return budget, out
 
     def target_arch_list(
         self, label: str, row: Mapping[str, Any], known: tuple[str, ...]

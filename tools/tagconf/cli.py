@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tools.tagconf import bake as bake_mod
+from tools.tagconf import budget, starlark
 from tools.tagconf import catalog as catalog_mod
-from tools.tagconf import starlark
 from tools.tagconf.errors import TagconfError, UsageError
 from tools.tagconf.model import Catalog, Target
 from tools.tagconf.registry import check_registry
@@ -201,6 +201,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write the build spec (content only: no registry, tags or VCS_REF) here",
     )
     spec.add_argument(
+        "--budgets",
+        type=Path,
+        metavar="FILE",
+        help="size budgets in place of the catalogue's (`[budget_mib]` target = MiB): the"
+        " fixture family's, tests/e2e/budgets.toml",
+    )
+    spec.add_argument(
         "--dockerfile",
         type=Path,
         metavar="PATH",
@@ -208,6 +215,19 @@ def build_parser() -> argparse.ArgumentParser:
         " and holds the Dockerfile its build needs (`dockerfile_text`: the stages it reads,"
         " comments as empty lines)",
     )
+
+    size = sub.add_parser(
+        "size",
+        help="check one built image against its size budget",
+        description="Read a built image's descriptor (layer and config sizes) and its spec"
+        " (the budget), write the size record as JSON, and fail in one line naming the"
+        " image, its size, its budget and the excess when it is over. The image rule's"
+        " ImageSize action runs this for every image it builds.",
+    )
+    size.add_argument("--spec", type=Path, required=True, help="the image's spec JSON")
+    size.add_argument("--descriptor", type=Path, required=True, help="the image's descriptor")
+    size.add_argument("--label", default="", help="the image's Bazel label, for the message")
+    size.add_argument("--output", type=Path, required=True, help="the size record to write")
 
     bake = sub.add_parser(
         "bake",
@@ -424,7 +444,8 @@ def _cmd_spec(args: argparse.Namespace, out) -> int:
         arch = catalog.check_arch(args.arch or catalog.default_arch)
     registry = None if args.registry is None else check_registry(args.registry)
     cache = check_registry(args.cache_registry, "--cache-registry") if args.cache_registry else ""
-    data = image_spec(catalog, target, arch, values, registry, cache)
+    budgets = budget.load_overrides(args.budgets) if args.budgets else None
+    data = image_spec(catalog, target, arch, values, registry, cache, budgets)
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     if args.build_output:
         reads, view = (
@@ -579,6 +600,18 @@ def _cmd_check(args: argparse.Namespace, out) -> int:
     return 1
 
 
+def _cmd_size(args: argparse.Namespace, out) -> int:
+    try:
+        spec = json.loads(args.spec.read_text(encoding="utf-8"))
+        descriptor = json.loads(args.descriptor.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise UsageError("size", f"cannot read the spec or descriptor ({e})") from None
+    label = args.label or f"{spec['target']}.{spec.get('arch') or 'noarch'}"
+    record = budget.check(spec, descriptor, label)
+    args.output.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return 0
+
+
 def _cmd_generate(args: argparse.Namespace, out) -> int:
     output, text, _ = _generated(args)
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -590,6 +623,7 @@ def _cmd_generate(args: argparse.Namespace, out) -> int:
 COMMANDS = {
     "tags": _cmd_tags,
     "spec": _cmd_spec,
+    "size": _cmd_size,
     "bake": _cmd_bake,
     "archs": _cmd_archs,
     "targets": _cmd_targets,

@@ -33,6 +33,25 @@ class Target:
     # Parents a child builds without on the archs they are not built for
     # (the child's Dockerfile then gets an empty context holding /NOT-BUILT).
     optional_parents: tuple[str, ...] = ()
+    # The size budget of each image, MiB (2**20 bytes) of its compressed layers plus
+    # config, as the registry stores it; None: no budget. ``budget_mib_by_arch``
+    # overrides it for some archs or families.
+    budget_mib: float | None = None
+    budget_mib_by_arch: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "budget_mib_by_arch", MappingProxyType(dict(self.budget_mib_by_arch))
+        )
+
+    def budget(self, arch: str | None) -> tuple[float | None, str]:
+        """(the budget in MiB of this target's image for ``arch``, the catalogue key it
+        comes from); (None, "") without one."""
+        if arch is not None and arch in self.budget_mib_by_arch:
+            return self.budget_mib_by_arch[arch], f"targets.{self.name}.budget_mib_by_arch.{arch}"
+        if self.budget_mib is None:
+            return None, ""
+        return self.budget_mib, f"targets.{self.name}.budget_mib"
 
 
 @dataclass(frozen=True)

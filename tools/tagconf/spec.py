@@ -126,6 +126,21 @@ def build_spec(
     return spec
 
 
+def budget_of(
+    target: Target, arch: str | None, overrides: Mapping[str, tuple[float, str]] | None = None
+) -> dict[str, object] | None:
+    """The image's size budget: {"mib": N, "from": where it is set}, or None.
+
+    ``overrides`` (target name -> (MiB, where)) replace the catalogue's: the fixture
+    family's own budgets (``tagconf spec --budgets``), its images being KBs.
+    """
+    if overrides and target.name in overrides:
+        mib, where = overrides[target.name]
+    else:
+        mib, where = target.budget(arch)
+    return None if mib is None else {"mib": mib, "from": where}
+
+
 def image_spec(
     catalog: Catalog,
     target: Target,
@@ -133,11 +148,15 @@ def image_spec(
     values: Mapping[str, str],
     registry: str | None = None,
     cache_registry: str = "",
+    budgets: Mapping[str, tuple[float, str]] | None = None,
 ) -> dict[str, object]:
-    """The build spec of ``target`` for ``arch`` plus where and how it is published."""
+    """The build spec of ``target`` for ``arch`` plus where and how it is published, and
+    its size budget (checked after the build, never part of it: a new budget rebuilds
+    nothing)."""
     tags = render_tags(catalog, target, arch, values)
     registry = catalog.registry if registry is None else registry.rstrip("/")
     return {
+        "budget": budget_of(target, arch, budgets),
         **build_spec(catalog, target, arch, values, cache_registry),
         "registry": registry,
         "vcs_ref": values.get(VCS_REF_KEY) or None,

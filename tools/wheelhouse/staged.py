@@ -30,7 +30,7 @@ from tools.wheelhouse.model import WheelImage, identify
 
 SUFFIX = ".json"
 # Written next to every descriptor by the image rule; never descriptors.
-NOT_DESCRIPTORS = (".spec.json", ".build.json")
+NOT_DESCRIPTORS = (".spec.json", ".build.json", ".size.json")
 SKIP_DIRS = (".runfiles", ".layout")
 MAX_SIZE = 1 << 20  # descriptors are a few kB; bigger JSON is something else
 

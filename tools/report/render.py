@@ -1,0 +1,423 @@
+"""The family report as one self-contained HTML page: inline CSS, SVG and a little JS.
+
+``render(model)`` is pure: the model (tools/registry/report.py collects it) in,
+the page's text out. Nothing on the page is fetched: no external style sheet,
+script, font or image, so it opens the same from a CI artifact, a mail or a
+disk with no network.
+
+The model::
+
+    {"title": str, "generated": ISO time, "registry": str, "archs": [str],
+     "sources": {"published": str, "history": str},   # where the data came from
+     "notes": [str],
+     "images": [{
+        "id": "pytorch.gfx950", "target", "arch" (or None), "repository",
+        "parents": [ids], "digest", "size", "layers", "budget_bytes" (or None),
+        "budget_from", "shared_bytes", "shared_layers", "tags": [str],
+        "build": {"seconds", "staging_hit", "finished", "current"} or None,
+        "published": {"digest", "size", "source", "error"} or None,
+        "supply": {"signatures", "sboms", "provenances", "error"} or None,
+        "history": [{"time", "size", "digest"}],         # oldest first
+     }]}
+
+Everything a test or a reader looks for has a stable hook: the graph is
+``svg#family-graph`` with ``g.node[data-id]`` and ``path.edge[data-from][data-to]``,
+budget bars ``.budget[data-id]`` (``.over`` past the budget), the size plots
+``svg.sizes[data-id]`` with one ``circle.point`` per publish (and the current
+build), the time plot ``svg#build-times`` with one ``rect.bar`` per image.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+
+MiB = 1 << 20
+# Nothing from anywhere: the page's own inline style and script only.
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+
+NODE_W, NODE_H, COL_GAP, ROW_GAP, PAD = 190, 46, 70, 14, 20
+
+CSS = """
+:root { --fg:#1d2330; --mute:#667085; --line:#d0d5dd; --ok:#12805c; --warn:#b54708;
+  --bad:#c01048; --hit:#2e90fa; --build:#7a5af8; --bg:#fcfcfd; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, sans-serif; color: var(--fg); background: var(--bg);
+  margin: 0; padding: 20px 28px; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; }
+.meta { color: var(--mute); }
+.cards { display: flex; gap: 12px; flex-wrap: wrap; margin: 14px 0; }
+.card { border: 1px solid var(--line); border-radius: 8px; padding: 8px 14px; background: #fff; }
+.card b { display: block; font-size: 20px; }
+.scroll { overflow-x: auto; border: 1px solid var(--line); border-radius: 8px; background: #fff; }
+svg text { font: 12px system-ui, sans-serif; fill: var(--fg); }
+.node rect { fill: #fff; stroke: #98a2b3; rx: 6; }
+.node.over rect { stroke: var(--bad); stroke-width: 2; }
+.node.changed rect { fill: #fff8e6; }
+.node.hl rect, tr.hl { outline: 2px solid var(--hit); }
+.node .sub { fill: var(--mute); font-size: 11px; }
+.edge { fill: none; stroke: #98a2b3; stroke-width: 1.3; }
+.edge.hl { stroke: var(--hit); stroke-width: 2.4; }
+table { border-collapse: collapse; width: 100%; background: #fff; }
+th, td { border-bottom: 1px solid var(--line); padding: 6px 8px; text-align: left;
+  vertical-align: top; }
+th { font-size: 12px; color: var(--mute); font-weight: 600; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+code { font-size: 12px; }
+.tags code { display: block; }
+.budget { position: relative; width: 160px; height: 14px; background: #eef2f6;
+  border-radius: 7px; overflow: hidden; }
+.budget .fill { height: 100%; background: var(--ok); }
+.budget.near .fill { background: var(--warn); } .budget.over .fill { background: var(--bad); }
+.budget.none { background: repeating-linear-gradient(45deg,#eef2f6,#eef2f6 4px,#fff 4px,#fff 8px); }
+.badge { display: inline-block; border-radius: 10px; padding: 0 8px; font-size: 12px;
+  border: 1px solid var(--line); white-space: nowrap; }
+.badge.ok { color: var(--ok); border-color: var(--ok); }
+.badge.bad { color: var(--bad); border-color: var(--bad); }
+.badge.warn { color: var(--warn); border-color: var(--warn); }
+.badge.hit { color: var(--hit); border-color: var(--hit); }
+.sizes .line { fill: none; stroke: var(--build); stroke-width: 1.5; }
+.sizes .point { fill: var(--build); } .sizes .point.now { fill: var(--bad); }
+.sizes .cap { stroke: var(--bad); stroke-dasharray: 3 2; }
+#build-times .bar { fill: var(--build); } #build-times .bar.hit { fill: var(--hit); }
+.legend span { margin-right: 14px; } .legend i { display: inline-block; width: 10px;
+  height: 10px; margin-right: 4px; }
+ul.notes { color: var(--mute); }
+"""
+
+JS = """
+(function () {
+  function all(sel) { return Array.prototype.slice.call(document.querySelectorAll(sel)); }
+  function mark(id, on) {
+    all('[data-id="' + id + '"]').forEach(function (e) { e.classList.toggle('hl', on); });
+    all('path.edge').forEach(function (p) {
+      if (p.getAttribute('data-from') === id || p.getAttribute('data-to') === id) {
+        p.classList.toggle('hl', on);
+      }
+    });
+  }
+  all('g.node, tr.image').forEach(function (e) {
+    var id = e.getAttribute('data-id');
+    e.addEventListener('mouseenter', function () { mark(id, true); });
+    e.addEventListener('mouseleave', function () { mark(id, false); });
+  });
+  all('g.node').forEach(function (g) {
+    g.addEventListener('click', function () {
+      var row = document.getElementById('row-' + g.getAttribute('data-id'));
+      if (row) { row.scrollIntoView({block: 'center'}); }
+    });
+  });
+  document.documentElement.setAttribute('data-ready', '1');
+})();
+"""
+
+
+def esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def mib(n: float | None) -> str:
+    if n is None:
+        return "—"
+    if abs(n) < MiB:
+        return f"{n / 1024:,.1f} KiB"
+    return f"{n / MiB:,.1f} MiB"
+
+
+def signed_mib(n: int) -> str:
+    return ("+" if n > 0 else "-" if n < 0 else "±") + mib(abs(n))
+
+
+def short(digest: str | None) -> str:
+    return digest.removeprefix("sha256:")[:12] if digest else "—"
+
+
+# -- the graph ------------------------------------------------------------------
+
+
+def layout(images: Sequence[Mapping]) -> dict[str, tuple[float, float]]:
+    """Top-left corner of each node: columns by depth (longest path from a root),
+    rows in the model's order within a column."""
+    ids = [i["id"] for i in images]
+    parents = {i["id"]: [p for p in i["parents"] if p in ids] for i in images}
+    depth: dict[str, int] = {}
+
+    def d(n: str, seen: tuple[str, ...] = ()) -> int:
+        if n not in depth:
+            if n in seen:  # a cycle cannot come from the catalogue; do not loop on one
+                return 0
+            depth[n] = 1 + max((d(p, (*seen, n)) for p in parents[n]), default=-1)
+        return depth[n]
+
+    rows: dict[int, int] = {}
+    out = {}
+    for n in ids:
+        col = d(n)
+        row = rows.get(col, 0)
+        rows[col] = row + 1
+        out[n] = (PAD + col * (NODE_W + COL_GAP), PAD + row * (NODE_H + ROW_GAP))
+    return out
+
+
+def graph(images: Sequence[Mapping]) -> str:
+    pos = layout(images)
+    width = max((x for x, _ in pos.values()), default=0) + NODE_W + PAD
+    height = max((y for _, y in pos.values()), default=0) + NODE_H + PAD
+    edges, nodes = [], []
+    for i in images:
+        for p in i["parents"]:
+            if p not in pos:
+                continue
+            (px, py), (cx, cy) = pos[p], pos[i["id"]]
+            x1, y1, x2, y2 = px + NODE_W, py + NODE_H / 2, cx, cy + NODE_H / 2
+            mid = (x1 + x2) / 2
+            edges.append(
+                f'<path class="edge" data-from="{esc(p)}" data-to="{esc(i["id"])}"'
+                f' d="M{x1:.1f},{y1:.1f} C{mid:.1f},{y1:.1f} {mid:.1f},{y2:.1f} {x2:.1f},{y2:.1f}">'
+                f"<title>{esc(p)} → {esc(i['id'])}</title></path>"
+            )
+    for i in images:
+        x, y = pos[i["id"]]
+        classes = ["node"]
+        if over(i):
+            classes.append("over")
+        if changed(i):
+            classes.append("changed")
+        sub = mib(i["size"])
+        if i.get("budget_bytes"):
+            sub += f" · {100 * i['size'] / i['budget_bytes']:.0f}% of budget"
+        nodes.append(
+            f'<g class="{" ".join(classes)}" data-id="{esc(i["id"])}"'
+            f' transform="translate({x},{y})">'
+            f'<rect width="{NODE_W}" height="{NODE_H}"></rect>'
+            f'<text x="8" y="18">{esc(i["id"])}</text>'
+            f'<text class="sub" x="8" y="36">{esc(sub)}</text>'
+            f"<title>{esc(i['id'])}: {esc(sub)}</title></g>"
+        )
+    return (
+        f'<svg id="family-graph" xmlns="http://www.w3.org/2000/svg" width="{width}"'
+        f' height="{height}" viewBox="0 0 {width} {height}" role="img"'
+        f' aria-label="the family: parents to children">'
+        + "".join(edges)
+        + "".join(nodes)
+        + "</svg>"
+    )
+
+
+# -- per image ------------------------------------------------------------------
+
+
+def over(i: Mapping) -> bool:
+    return bool(i.get("budget_bytes")) and i["size"] > i["budget_bytes"]
+
+
+def changed(i: Mapping) -> bool:
+    p = i.get("published")
+    return bool(p and p.get("digest") and p["digest"] != i["digest"])
+
+
+def budget_bar(i: Mapping) -> str:
+    limit = i.get("budget_bytes")
+    if not limit:
+        return f'<div class="budget none" data-id="{esc(i["id"])}" title="no budget"></div>'
+    share = i["size"] / limit
+    state = "over" if share > 1 else "near" if share > 0.9 else "ok"
+    title = f"{mib(i['size'])} of {mib(limit)} ({i.get('budget_from') or 'budget'})"
+    return (
+        f'<div class="budget {state}" data-id="{esc(i["id"])}" data-share="{share:.4f}"'
+        f' title="{esc(title)}"><div class="fill" style="width:{min(share, 1) * 100:.1f}%">'
+        f"</div></div><div>{100 * share:.0f}% of {esc(mib(limit))}</div>"
+    )
+
+
+def shared(i: Mapping) -> str:
+    if not i["parents"]:
+        return "—"
+    own = i["size"] - i["shared_bytes"]
+    return (
+        f"{mib(i['shared_bytes'])} in {i['shared_layers']} of {i['layers']} layers; own {mib(own)}"
+    )
+
+
+def since(i: Mapping) -> str:
+    p = i.get("published")
+    if not p:
+        return '<span class="badge">never published</span>'
+    if p.get("error"):
+        return f'<span class="badge warn" title="{esc(p["error"])}">unknown</span>'
+    if not p.get("digest"):
+        return f'<span class="badge">not in {esc(p.get("source", "registry"))}</span>'
+    where = esc(p.get("source", ""))
+    if p["digest"] == i["digest"]:
+        return (
+            f'<span class="badge ok">unchanged</span> <code>{short(i["digest"])}</code> ({where})'
+        )
+    delta = ""
+    if p.get("size") is not None:
+        delta = f" {signed_mib(i['size'] - p['size'])}"
+    return (
+        f'<span class="badge warn">changed</span>{esc(delta)}<br>'
+        f"<code>{short(p['digest'])}</code> → <code>{short(i['digest'])}</code> ({where})"
+    )
+
+
+def build_cell(i: Mapping) -> str:
+    b = i.get("build")
+    if not b:
+        return '<span class="badge">no record</span>'
+    kind = (
+        '<span class="badge hit">staging hit</span>'
+        if b["staging_hit"]
+        else '<span class="badge">BuildKit</span>'
+    )
+    stale = "" if b.get("current", True) else ' <span class="badge warn">older build</span>'
+    return f"{b['seconds']:.2f} s {kind}{stale}"
+
+
+def supply_cell(i: Mapping) -> str:
+    s = i.get("supply")
+    if not s:
+        return '<span class="badge">not published</span>'
+    if s.get("error"):
+        return f'<span class="badge warn" title="{esc(s["error"])}">unknown</span>'
+    parts = []
+    for key, yes, no in (
+        ("signatures", "signed", "unsigned"),
+        ("sboms", "SBOM", "no SBOM"),
+        ("provenances", "provenance", "no provenance"),
+    ):
+        n = s.get(key, 0)
+        state = "ok" if n else "bad"
+        parts.append(f'<span class="badge {state}" data-kind="{key}">{yes if n else no}</span>')
+    return " ".join(parts)
+
+
+def sizes_plot(i: Mapping) -> str:
+    """Sizes over the last publishes, then the current build (red)."""
+    points = [(h["time"], h["size"]) for h in i.get("history", [])]
+    points.append(("this build", i["size"]))
+    w, h, pad = 180, 46, 5
+    top = max([s for _, s in points] + [i.get("budget_bytes") or 0]) or 1
+    step = (w - 2 * pad) / max(len(points) - 1, 1)
+    xy = [(pad + k * step, h - pad - (h - 2 * pad) * s / top) for k, (_, s) in enumerate(points)]
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
+    cap = ""
+    if i.get("budget_bytes"):
+        y = h - pad - (h - 2 * pad) * i["budget_bytes"] / top
+        cap = f'<line class="cap" x1="0" x2="{w}" y1="{y:.1f}" y2="{y:.1f}"></line>'
+    dots = "".join(
+        f'<circle class="point{" now" if k == len(xy) - 1 else ""}" cx="{x:.1f}" cy="{y:.1f}"'
+        f' r="3"><title>{esc(t)}: {esc(mib(s))}</title></circle>'
+        for k, ((x, y), (t, s)) in enumerate(zip(xy, points, strict=True))
+    )
+    return (
+        f'<svg class="sizes" data-id="{esc(i["id"])}" xmlns="http://www.w3.org/2000/svg"'
+        f' width="{w}" height="{h}" viewBox="0 0 {w} {h}">{cap}'
+        f'<polyline class="line" points="{line}"></polyline>{dots}</svg>'
+    )
+
+
+def times_plot(images: Sequence[Mapping]) -> str:
+    """One bar per image: the seconds its last build took (blue: a staging hit)."""
+    rows = [i for i in images if i.get("build")]
+    label_w, bar_w, row_h = 200, 420, 18
+    top = max((i["build"]["seconds"] for i in rows), default=0) or 1
+    height = PAD + row_h * max(len(rows), 1) + PAD
+    parts = []
+    for k, i in enumerate(rows):
+        b = i["build"]
+        y = PAD + k * row_h
+        w = max(bar_w * b["seconds"] / top, 1)
+        parts.append(
+            f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end">{esc(i["id"])}</text>'
+            f'<rect class="bar{" hit" if b["staging_hit"] else ""}" data-id="{esc(i["id"])}"'
+            f' x="{label_w}" y="{y + 3}" width="{w:.1f}" height="{row_h - 6}">'
+            f"<title>{esc(i['id'])}: {b['seconds']:.2f} s</title></rect>"
+            f'<text x="{label_w + w + 6:.1f}" y="{y + 13}">{b["seconds"]:.2f} s</text>'
+        )
+    if not rows:
+        parts.append(f'<text x="{PAD}" y="{PAD + 12}">no build records</text>')
+    width = label_w + bar_w + 80
+    return (
+        f'<svg id="build-times" xmlns="http://www.w3.org/2000/svg" width="{width}"'
+        f' height="{height}" viewBox="0 0 {width} {height}">' + "".join(parts) + "</svg>"
+    )
+
+
+def table(images: Sequence[Mapping]) -> str:
+    head = (
+        "<tr><th>image</th><th>size</th><th>budget</th><th>shared with parents</th>"
+        "<th>since the last publish</th><th>sizes over publishes</th><th>build</th>"
+        "<th>signature / SBOM</th><th>tags</th></tr>"
+    )
+    rows = []
+    for i in images:
+        tags = "".join(f"<code>{esc(t)}</code>" for t in i["tags"])
+        rows.append(
+            f'<tr class="image" id="row-{esc(i["id"])}" data-id="{esc(i["id"])}">'
+            f"<td><b>{esc(i['id'])}</b><br><code>{short(i['digest'])}</code></td>"
+            f'<td class="num">{esc(mib(i["size"]))}<br>{i["layers"]} layers</td>'
+            f"<td>{budget_bar(i)}</td><td>{esc(shared(i))}</td><td>{since(i)}</td>"
+            f"<td>{sizes_plot(i)}</td><td>{build_cell(i)}</td><td>{supply_cell(i)}</td>"
+            f'<td class="tags">{tags}</td></tr>'
+        )
+    return f'<table id="images">{head}{"".join(rows)}</table>'
+
+
+def cards(images: Sequence[Mapping]) -> str:
+    total = sum(i["size"] for i in images)
+    built = [i for i in images if i.get("build")]
+    values = [
+        ("images", str(len(images))),
+        ("total size", mib(total)),
+        ("over budget", str(sum(over(i) for i in images))),
+        ("changed since last publish", str(sum(changed(i) for i in images))),
+        ("staging hits", f"{sum(bool(i['build']['staging_hit']) for i in built)}/{len(built)}"),
+        ("build time", f"{sum(i['build']['seconds'] for i in built):.1f} s"),
+    ]
+    return (
+        '<div class="cards">'
+        + "".join(
+            f'<div class="card" data-card="{esc(k)}">{esc(k)}<b>{esc(v)}</b></div>'
+            for k, v in values
+        )
+        + "</div>"
+    )
+
+
+def render(model: Mapping) -> str:
+    images = model["images"]
+    notes = "".join(f"<li>{esc(n)}</li>" for n in model.get("notes", []))
+    sources = model.get("sources", {})
+    data = json.dumps(
+        {"images": [i["id"] for i in images], "generated": model.get("generated")}
+    ).replace("</", "<\\/")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<title>{esc(model["title"])}</title><style>{CSS}</style></head>
+<body>
+<h1>{esc(model["title"])}</h1>
+<div class="meta">generated {esc(model.get("generated", ""))} · registry
+<code>{esc(model.get("registry", ""))}</code> · archs {esc(", ".join(model.get("archs", [])))}</div>
+{cards(images)}
+<h2>The family</h2>
+<div class="meta">parents → children; red border: over budget; yellow: changed since the
+last publish. Hover a node to see its edges and row.</div>
+<div class="scroll">{graph(images)}</div>
+<h2>Images</h2>
+<div class="meta">size: compressed layers + config, as the registry stores it. Last publish:
+{esc(sources.get("published", ""))}. Publish history: {esc(sources.get("history", ""))}.</div>
+<div class="scroll">{table(images)}</div>
+<h2>Time per image</h2>
+<div class="meta legend"><span><i style="background:#7a5af8"></i>built by BuildKit</span>
+<span><i style="background:#2e90fa"></i>staging hit</span> (the last run of each image's
+build action)</div>
+<div class="scroll">{times_plot(images)}</div>
+{f'<h2>Notes</h2><ul class="notes">{notes}</ul>' if notes else ""}
+<script type="application/json" id="report-data">{data}</script>
+<script>{JS}</script>
+</body></html>
+"""
