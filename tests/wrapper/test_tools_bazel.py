@@ -40,6 +40,7 @@ REWRITTEN = [
     ),
     ("a group's push", "run //images:push_serving -- --help", "run //images:push_serving.help"),
     ("a target's push", "run //images:vllm.push -- -h", "run //images:vllm.push.help"),
+    ("the family report", "run //images:report -- --help", "run //images:report.help"),
     ("a relative label", "run images:push_wheels -- --help", "run images:push_wheels.help"),
     ("a label in the package", "run :push_default -- --help", "run :push_default.help"),
     (
