@@ -34,7 +34,9 @@ environment, as a shell would.
     python3 -m tools.client_env start-staging  # what tools/workspace_status.sh runs
 
 ``start-staging`` starts the embedded staging registry unless it runs
-(quietly; ROCM_PYTORCH_STAGING_AUTOSTART=0 turns that off).
+(quietly; ROCM_PYTORCH_STAGING_AUTOSTART=0 turns that off). A value of that
+variable it cannot read (not 0/1, false/true, no/yes, off/on) is one line on
+stderr and exit status 2, which stops the build (tools/workspace_status.sh).
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ import os
 import sys
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
+
+from tools import envvars
 
 # Where the Docker actions find the file, relative to the execution root: the
 # repository rule of images/private/client_settings.bzl writes it (the path is the
@@ -65,6 +69,11 @@ NAMES = (
     "ROCM_PYTORCH_STAGING_DIR",
     "ROCM_PYTORCH_STAGING_PORT",
     "ROCM_PYTORCH_MIRRORS",
+    # how long an action waits for a builder, and how it starts the private engine
+    # when none runs (tools/imagebuild/builders.py, tools/engine/lifecycle.py)
+    "ROCM_PYTORCH_BUILDER_TIMEOUT",
+    "ROCM_PYTORCH_ENGINE_START_TIMEOUT",
+    "ROCM_PYTORCH_DOCKERD_ARGS",
     # where the user's state, caches and settings are (tools/places.py)
     "HOME",
     "XDG_CACHE_HOME",
@@ -156,9 +165,14 @@ def add_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+AUTOSTART_ENV = "ROCM_PYTORCH_STAGING_AUTOSTART"
+
+
 def start_staging() -> None:
-    """Start the embedded staging registry unless it runs; never fails, prints nothing."""
-    if os.environ.get("ROCM_PYTORCH_STAGING_AUTOSTART", "1") == "0":
+    """Start the embedded staging registry unless it runs or ``$ROCM_PYTORCH_STAGING_AUTOSTART``
+    is off; prints nothing and never fails, except on an autostart setting it cannot
+    read (``SettingError``: the build stops on that line, it does not guess)."""
+    if not envvars.switch(AUTOSTART_ENV, True):
         return
     sys.stdout.flush()
     quiet = os.open(os.devnull, os.O_WRONLY)
@@ -192,7 +206,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}={found[name]}" if name in found else f"{name} (unset)")
         return 0
     if argv == ["start-staging"]:
-        start_staging()
+        try:
+            start_staging()
+        except envvars.SettingError as e:
+            print(f"client_env: error: {e}", file=sys.stderr)
+            return 2
         return 0
     print(USAGE, file=sys.stderr)
     return 2

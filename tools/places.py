@@ -9,7 +9,9 @@ other program, except where Bazel took it away: an action runs without HOME
 (``--incompatible_strict_action_env``), and a test without it or with its
 ``$TEST_TMPDIR`` in it (the test runner's stand-in, not the user's); there it
 is the account's home from the password database. A path a user types is relative to where
-they typed it, also under ``bazel run``.
+they typed it, also under ``bazel run``; a state dir in the environment
+(``ROCM_PYTORCH_*_DIR``) and ``$XDG_*_HOME`` must be absolute (``SettingError``,
+tools/envvars.py), since each process that reads them runs somewhere else.
 
 A build's own files are not the user's: BuildKit's log of an image goes to
 the execution root's ``bazel-out/logs/`` (images/private/image.bzl), so each
@@ -22,6 +24,8 @@ import os
 import pwd
 from collections.abc import Mapping
 from pathlib import Path
+
+from tools.envvars import SettingError
 
 NAME = "rocm-pytorch-images"
 
@@ -47,7 +51,7 @@ def _xdg(env: str, default: tuple[str, ...]) -> Path:
     if given and not os.path.isabs(given):
         # the XDG base directory spec calls it invalid: a typo must not send the
         # state somewhere else unsaid
-        raise ValueError(
+        raise SettingError(
             f"{env}={given} is not an absolute path (the XDG base directory spec calls it"
             " invalid); make it absolute or unset it"
         )
@@ -94,11 +98,19 @@ def log_file(path: str) -> Path | None:
 
 
 def state_dir(env: str, name: str) -> Path:
-    """``$env`` (made absolute), else ``cache_dir()/<name>``."""
-    configured = os.environ.get(env)
-    if configured:
-        return Path(configured).absolute()
-    return cache_dir() / name
+    """``$env``, an absolute path, else ``cache_dir()/<name>``; ``SettingError`` for a
+    relative ``$env``: the workspace status command, each build action and `bazel run`
+    run in directories of their own, so it would name a different dir in each."""
+    configured = os.environ.get(env, "").strip()
+    if not configured:
+        return cache_dir() / name
+    if not os.path.isabs(configured):
+        raise SettingError(
+            f"{env}={configured} is not an absolute path (builds and `bazel run` each run in"
+            " a directory of their own, so each would find another one); make it absolute"
+            " or unset it"
+        )
+    return Path(configured)
 
 
 def write_atomic(path: Path, text: str, mode: int | None = None) -> None:

@@ -78,6 +78,13 @@ def main(argv: list[str] | None = None) -> int:
         help="leave this workspace's Bazel server (and its persistent workers) running",
     )
     args = parser.parse_args(argv)
+    from tools.envvars import SettingError
+
+    try:  # before anything stops: a state dir setting none of the tools can read
+        roots = state_roots()
+    except SettingError as e:
+        print(f"stop: error: {e}", file=sys.stderr)
+        return 2
     rc = 0
     if not args.keep_bazel and shutil.which("bazel"):
         code, out = run(["bazel", "shutdown"], REPO)
@@ -95,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             rc = 1
         for line in out.splitlines() if not code else []:
             print(f"stop: {line}")
-    left = leftovers(state_roots())
+    left = leftovers(roots)
     if left:
         print(f"stop: {len(left)} processes still run from the state dirs:", file=sys.stderr)
         for pid, cmd in left:

@@ -8,7 +8,8 @@
 # outlives the build, where one an image build starts is killed with that
 # action (and under a parallel build that found it running). Quiet, never
 # fails the build (an image build still starts one when this could not);
-# ROCM_PYTORCH_STAGING_AUTOSTART=0 turns it off.
+# ROCM_PYTORCH_STAGING_AUTOSTART=0 turns it off, and a value of it that is not
+# a switch stops the build in one line.
 # STABLE_ keys go to stable-status.txt, so a new commit re-runs the actions
 # that read them (the tag rules: the immutable `<versioned>-g<sha>` tag).
 #
@@ -24,8 +25,15 @@ set -euo pipefail
 # workspace status: a repository rule hands them over (tools/client_env.py).
 if command -v python3 >/dev/null 2>&1; then
   # bounded: a registry that never gets ready must not hold up every build
-  # (tools.staging gives up after 20 s itself)
-  timeout 30 python3 -m tools.client_env start-staging 2>/dev/null || true
+  # (tools.staging gives up after 20 s itself). Exit status 2 is a setting it
+  # cannot read (ROCM_PYTORCH_STAGING_AUTOSTART=maybe): the build stops on its
+  # one line, Bazel prints it; every other failure stays quiet.
+  rc=0
+  err=$(timeout 30 python3 -m tools.client_env start-staging 2>&1 >/dev/null) || rc=$?
+  if [ "$rc" -eq 2 ]; then
+    printf '%s\n' "$err" >&2
+    exit 2
+  fi
 fi
 
 if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then

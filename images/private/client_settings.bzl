@@ -28,6 +28,11 @@ CLIENT_NAMES = [
     "ROCM_PYTORCH_STAGING_DIR",
     "ROCM_PYTORCH_STAGING_PORT",
     "ROCM_PYTORCH_MIRRORS",
+    # how long an action waits for a builder, and how it starts the private engine
+    # when none runs (tools/imagebuild/builders.py, tools/engine/lifecycle.py)
+    "ROCM_PYTORCH_BUILDER_TIMEOUT",
+    "ROCM_PYTORCH_ENGINE_START_TIMEOUT",
+    "ROCM_PYTORCH_DOCKERD_ARGS",
     # where the user's state, caches and settings are (tools/places.py)
     "HOME",
     "XDG_CACHE_HOME",

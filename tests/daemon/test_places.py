@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tools import places
+from tools.envvars import SettingError
 
 PASSWD_HOME = pwd.getpwuid(os.getuid()).pw_dir
 
@@ -54,6 +55,19 @@ def test_without_home_or_with_bazels_stand_in_it_is_the_accounts(monkeypatch, tm
 
 def test_the_state_dir_comes_from_the_environment_first(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", "/tmp/x")
+    monkeypatch.setenv("X_PLACES_DIR", str(tmp_path / "given"))
+    assert places.state_dir("X_PLACES_DIR", "x") == tmp_path / "given"
+    monkeypatch.setenv("X_PLACES_DIR", " ")  # blank: not given
+    assert places.state_dir("X_PLACES_DIR", "x") == Path("/tmp/x/.cache/rocm-pytorch-images/x")
+
+
+def test_a_relative_state_dir_is_refused_in_one_line(monkeypatch, tmp_path):
+    # the workspace status command, each action and `bazel run` run in directories of
+    # their own: a relative dir named three different state dirs, unsaid
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("X_PLACES_DIR", "rel/dir")
-    assert places.state_dir("X_PLACES_DIR", "x") == tmp_path / "rel" / "dir"
+    with pytest.raises(SettingError) as e:
+        places.state_dir("X_PLACES_DIR", "x")
+    assert str(e.value).startswith("X_PLACES_DIR=rel/dir is not an absolute path (")
+    assert str(e.value).endswith("; make it absolute or unset it")
+    assert not (tmp_path / "rel").exists()

@@ -11,7 +11,7 @@ import pytest
 
 from tests.engine.helpers import ROOT, cli
 from tools import engine
-from tools.engine import binaries, lifecycle, state
+from tools.engine import binaries, lifecycle, loopback, state
 from tools.engine.engine import SCOPE_ENV
 
 
@@ -208,9 +208,10 @@ def test_status_without_any_engine_exits_3(scratch):
     assert '"uses": null' in result.out
 
 
-def test_autostart_off_fails_with_what_it_tried(scratch, monkeypatch):
+@pytest.mark.parametrize("off", ["0", "false", "FALSE", "Off", " no "])
+def test_autostart_off_fails_with_what_it_tried(scratch, monkeypatch, off):
     monkeypatch.setenv("DOCKER_HOST", f"unix://{scratch}/dead.sock")
-    monkeypatch.setenv(lifecycle.AUTOSTART_ENV, "0")
+    monkeypatch.setenv(lifecycle.AUTOSTART_ENV, off)
     with pytest.raises(engine.EngineError) as e:
         engine.ensure()
     assert str(e.value).startswith(
@@ -219,6 +220,42 @@ def test_autostart_off_fails_with_what_it_tried(scratch, monkeypatch):
         " and ROCM_PYTORCH_ENGINE_AUTOSTART=0 forbids starting one"
     )
     assert not (scratch / "engine" / "log").exists()
+
+
+@pytest.mark.parametrize(
+    "name, value, message",
+    [
+        (lifecycle.AUTOSTART_ENV, "disable", "'disable' is neither on nor off; write 0 or 1"),
+        (lifecycle.TIMEOUT_ENV, "abc", "'abc' is not a number of seconds; set it to a number > 0"),
+        (lifecycle.TIMEOUT_ENV, "-1", "'-1' is not a number of seconds; set it to a number > 0"),
+    ],
+)
+def test_an_engine_setting_it_cannot_read_stops_before_anything_starts(
+    scratch, monkeypatch, name, value, message
+):
+    # `FALSE` once started a root dockerd; `abc` seconds once read as the default
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{scratch}/dead.sock")
+    monkeypatch.setenv(name, value)
+    with pytest.raises(engine.EngineError) as e:
+        engine.ensure()
+    assert str(e.value) == f"{name}={message}" + (
+        " (or false/true, no/yes, off/on)" if name == lifecycle.AUTOSTART_ENV else ""
+    )
+    assert not (scratch / "engine" / "log").exists()
+    result = cli("start", env=dict(os.environ))
+    assert result.code == 1
+    assert result.err.strip().splitlines()[-1] == f"engine: error: {e.value}"
+
+
+def test_a_loopback_registry_port_it_cannot_read_is_one_line(scratch, monkeypatch):
+    for value in ("abc", "0", "99999"):
+        monkeypatch.setenv(loopback.REGISTRY_PORT_ENV, value)
+        with pytest.raises(engine.EngineError) as e:
+            loopback.ensure(state.paths(), lambda _m: None)
+        assert str(e.value) == (
+            f"{loopback.REGISTRY_PORT_ENV}={value!r} is not a port number; set it to 1-65535"
+        )
+    assert not (scratch / "engine" / "registry").exists()
 
 
 def test_a_bazel_spawn_is_recognised_by_its_process_wrapper(scratch):

@@ -99,6 +99,24 @@ def test_what_no_tool_owns_is_named_and_fails_the_stop(env):
         stray.wait()
 
 
+def test_a_state_dir_it_cannot_use_stops_nothing_and_says_so_in_one_line(env):
+    started = subprocess.run(
+        [sys.executable, "-m", "tools.staging", "start"], env=env, capture_output=True, text=True
+    )
+    assert started.returncode == 0, started.stderr
+    # relative: each tool would have looked for its state somewhere else (and the old
+    # stop did, stopping another dir's processes or none)
+    proc = run_stop({**env, state.DIR_ENV: "engine-here"})
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "stop: error: ROCM_PYTORCH_ENGINE_DIR=engine-here is not an absolute path (builds and"
+        " `bazel run` each run in a directory of their own, so each would find another one);"
+        " make it absolute or unset it"
+    ]
+    assert proc.stdout == ""
+    assert "docker-registry" in " ".join(cmd for _, cmd in stop.leftovers(roots(env)))
+
+
 def test_help_stops_nothing(env):
     proc = subprocess.run(
         [sys.executable, "-m", "tools.stop", "--help"], env=env, capture_output=True, text=True

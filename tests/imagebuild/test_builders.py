@@ -206,6 +206,18 @@ def test_a_builder_that_is_down_fails_naming_builder_and_arch(docker):
     )
 
 
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "nan"])
+def test_a_builder_timeout_it_cannot_read_is_one_line_never_20_s(monkeypatch, value):
+    monkeypatch.setenv(builders.TIMEOUT_ENV, value)
+    with pytest.raises(builders.BuilderError) as e:
+        builders.timeout()
+    assert str(e.value) == (
+        f"ROCM_PYTORCH_BUILDER_TIMEOUT={value!r} is not a number of seconds; set it to a number > 0"
+    )
+    monkeypatch.setenv(builders.TIMEOUT_ENV, "")
+    assert builders.timeout() == builders.DEFAULT_TIMEOUT
+
+
 def test_a_builder_that_hangs_fails_within_the_timeout(docker, monkeypatch):
     monkeypatch.setenv(builders.TIMEOUT_ENV, "3")  # the fake CLI starts slowly on a busy host
     exe = docker(

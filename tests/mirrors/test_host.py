@@ -75,14 +75,38 @@ def test_pip_index_later_files_win_and_local_indexes_are_left_out(tmp_path):
         "[install]\nextra-index-url = file:///opt/pypi/simple https://extra.example/simple\n"
         "trusted-host = extra.example\n[global]\nfind-links = /opt/wheels\n"
     )
-    broken = tmp_path / "c.conf"
-    broken.write_text("not an ini file\n")
-    got = host.pip_index([first, second, broken, tmp_path / "missing.conf"])
+    got = host.pip_index([first, second, tmp_path / "missing.conf"])
     assert got == host.PipIndex(
         index_url="https://first.example/simple",
         extra_index_urls=("https://extra.example/simple",),
         trusted_hosts=("extra.example",),
     )
+
+
+TWICE = "[global]\nindex-url = https://a.example/simple\nindex-url = https://b.example/simple\n"
+LATIN1 = "[global]\nindex-url = https://\xe9.example/simple\n".encode("latin-1")
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("not an ini file\n", "File contains no section headers"),
+        (TWICE, "option 'index-url' in section 'global' already exists"),
+        (LATIN1, "codec can't decode"),
+    ],
+)
+def test_a_pip_config_pip_cannot_parse_stops_naming_the_file(tmp_path, text, reason):
+    conf = tmp_path / "pip.conf"
+    if isinstance(text, bytes):
+        conf.write_bytes(text)
+    else:
+        conf.write_text(text)
+    good = tmp_path / "good.conf"
+    good.write_text("[global]\nindex-url = https://good.example/simple\n")
+    with pytest.raises(MirrorError) as e:
+        host.pip_index([good, conf])
+    assert str(conf) in str(e.value) and reason in str(e.value)
+    assert "\n" not in str(e.value) and "PIP_CONFIG_FILE" in str(e.value)
 
 
 def test_a_local_index_url_is_no_index(tmp_path):

@@ -179,3 +179,25 @@ def test_verify_pins_a_ref_once():
     assert pinned("reg.io/x:t", DIGEST) == f"reg.io/x:t@{DIGEST}"
     assert pinned(f"reg.io/x:t@{DIGEST}", DIGEST) == f"reg.io/x:t@{DIGEST}"
     assert pinned("reg.io/x:t", None) == "reg.io/x:t@-"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--timeout", "nan"], "argument --timeout: 'nan' is not a number of seconds > 0"),
+        (["--timeout", "0"], "argument --timeout: '0' is not a number of seconds > 0"),
+        (["--timeout", "inf"], "argument --timeout: 'inf' is not a number of seconds > 0"),
+        (["--retries", "-3"], "argument --retries: '-3' is not a whole number >= 0"),
+        (["--backoff", "-1"], "argument --backoff: '-1' is not a number of seconds >= 0"),
+        (["--chunk-size", "0"], "argument --chunk-size: '0' is not a whole number >= 1"),
+        (["--chunk-size", "-5"], "argument --chunk-size: '-5' is not a whole number >= 1"),
+    ],
+)
+def test_a_request_limit_that_makes_no_sense_is_refused_before_any_request(argv, message, capsys):
+    # `nan` passed the old `<= 0` check, `--chunk-size 0` made every PATCH empty
+    from tools.registry import cli
+
+    with pytest.raises(SystemExit) as e:
+        cli.main(["tags", "--registry", "127.0.0.1:1/ns", *argv, "x"])
+    assert e.value.code == 2
+    assert message in capsys.readouterr().err

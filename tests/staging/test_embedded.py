@@ -184,9 +184,24 @@ def test_the_workspace_status_command_starts_the_registry_quietly(state):
     assert embedded.status()["pid"] == info["pid"]
 
 
-def test_the_workspace_status_command_starts_nothing_when_told_not_to(state):
-    proc = workspace_status({"ROCM_PYTORCH_STAGING_AUTOSTART": "0"})
+@pytest.mark.parametrize("off", ["0", "false", "FALSE", " Off ", "no"])
+def test_the_workspace_status_command_starts_nothing_when_told_not_to(state, off):
+    proc = workspace_status({"ROCM_PYTORCH_STAGING_AUTOSTART": off})
     assert proc.returncode == 0, proc.stderr
+    assert not embedded.status()["running"]
+    assert registry_processes(state) == []
+
+
+def test_an_autostart_it_cannot_read_stops_the_build_in_one_line(state):
+    # `FALSE` or `disable` once started the registry all the same; Bazel fails the build
+    # on a workspace status command's non-zero exit and prints its stderr
+    proc = workspace_status({"ROCM_PYTORCH_STAGING_AUTOSTART": "disable"})
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "client_env: error: ROCM_PYTORCH_STAGING_AUTOSTART='disable' is neither on nor off;"
+        " write 0 or 1 (or false/true, no/yes, off/on)\n"
+    )
+    assert proc.stdout == ""
     assert not embedded.status()["running"]
     assert registry_processes(state) == []
 

@@ -19,6 +19,7 @@ import json
 import os
 import sys
 
+from tools import envvars
 from tools.engine import client, engine, state
 from tools.engine.errors import EngineError
 
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                 for k, v in st.items():
                     print(f"{k + ':':24} {'-' if v is None else v}")
             return 0 if st["uses"] else 3
-    except EngineError as e:
+    except (EngineError, envvars.SettingError) as e:
         print(f"engine: error: {e}", file=sys.stderr)
         if args.command == "env":
             print("false")

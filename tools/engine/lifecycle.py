@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tools import daemon, places
+from tools import daemon, envvars, places
 from tools.engine import binaries, ping
 from tools.engine.binaries import Tools
 from tools.engine.errors import EngineError
@@ -116,9 +116,17 @@ def _stop_scoped(key: str) -> None:
         f.close()  # type: ignore[attr-defined]
 
 
+def start_timeout() -> float:
+    """``$ROCM_PYTORCH_ENGINE_START_TIMEOUT`` seconds, else START_TIMEOUT (``EngineError``
+    for a value that is not seconds > 0)."""
+    return envvars.seconds(TIMEOUT_ENV, START_TIMEOUT, error=EngineError)
+
+
 def check_start(p: Paths, extra: int = 0) -> None:
-    """What a start needs before anything is written: autostart allowed, root, short paths."""
-    if os.environ.get(AUTOSTART_ENV, "").strip() in ("0", "false", "no", "off"):
+    """What a start needs before anything is written: autostart allowed, settings it can
+    read, root, short paths."""
+    start_timeout()
+    if not envvars.switch(AUTOSTART_ENV, True, error=EngineError):
         given = os.environ.get("DOCKER_HOST", "").strip()
         raise EngineError(
             f"no Docker engine answers (DOCKER_HOST={given or '(unset)'}, nothing at"
@@ -237,7 +245,7 @@ def _start_engine(p: Paths, tools: Tools, log: Log) -> None:
     start is tried again, START_ATTEMPTS times in all. A start that does not
     answer within the deadline is not tried again.
     """
-    timeout = float(os.environ.get(TIMEOUT_ENV) or START_TIMEOUT)
+    timeout = start_timeout()
     for d in ("containerd", "docker", "exec", "log"):
         (p.root / d).mkdir(parents=True, exist_ok=True)
     for name in DAEMONS:

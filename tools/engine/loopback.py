@@ -8,9 +8,7 @@ the last one while it is free, else the first free one of 5100-5199.
 
 from __future__ import annotations
 
-import os
-
-from tools import daemon, registryd
+from tools import daemon, envvars, registryd
 from tools.engine import binaries, lifecycle
 from tools.engine.errors import EngineError
 from tools.engine.lifecycle import Log
@@ -23,11 +21,11 @@ REGISTRY_PORTS = range(5100, 5200)
 def ensure(p: Paths, log: Log) -> int:
     """The port of the engine's loopback registry, started (once, under the lock) if needed."""
     registry = p.registry
-    wanted = os.environ.get(REGISTRY_PORT_ENV)
+    wanted = envvars.port(REGISTRY_PORT_ENV, error=EngineError)
 
     def answering() -> int | None:
         port = registry.serving()
-        return port if port and (not wanted or int(wanted) == port) else None
+        return port if port and (not wanted or wanted == port) else None
 
     def start() -> int:
         port = registry.recorded_port()
@@ -39,7 +37,7 @@ def ensure(p: Paths, log: Log) -> int:
                 " `tools/bootstrap.sh` as root or with sudo, or `apt-get install docker-registry`"
             )
         if wanted:
-            port = int(wanted)
+            port = wanted
         elif not port or not daemon.port_free(port):
             port = registryd.first_free(REGISTRY_PORTS)
         if not port or not daemon.port_free(port):

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from tools import client_env, engine, mirrors, places, registryd
+from tools import client_env, engine, envvars, mirrors, places, registryd
 from tools.imagebuild import builders, workdir
 from tools.oci.errors import RegistryError
 from tools.oci.reference import DOCKER_HUB, BadReference, Reference, split_host
@@ -685,7 +685,12 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
         # this build's engine, staging and mirrors (tools/client_env.py): not in the key
         client_env.apply(args.client_settings)
         run(args, started)
-    except (BuildError, client_env.ClientSettingsError, workdir.WorkDirError) as e:
+    except (
+        BuildError,
+        client_env.ClientSettingsError,
+        envvars.SettingError,
+        workdir.WorkDirError,
+    ) as e:
         print(f"imagebuild: error: {e}", file=sys.stderr)
         return 1
     return 0

@@ -35,7 +35,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools import engine, places
+from tools import engine, envvars, places
 
 TIMEOUT_ENV = "ROCM_PYTORCH_BUILDER_TIMEOUT"
 DEFAULT_TIMEOUT = 20.0
@@ -117,10 +117,9 @@ def buildx_binary(env: dict[str, str]) -> str | None:
 
 
 def timeout() -> float:
-    try:
-        return float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT)
-    except ValueError:
-        return DEFAULT_TIMEOUT
+    """``$ROCM_PYTORCH_BUILDER_TIMEOUT`` seconds, else DEFAULT_TIMEOUT; a value that is
+    not seconds > 0 is a ``BuilderError`` naming it, never the default."""
+    return envvars.seconds(TIMEOUT_ENV, DEFAULT_TIMEOUT, error=BuilderError)
 
 
 def _run(docker: str, argv: list[str], env: dict[str, str], limit: float) -> tuple[int, str]:

@@ -130,14 +130,22 @@ def pip_config_files() -> list[Path]:
 def pip_index(files: list[Path] | None = None) -> PipIndex:
     """The index settings of this host's pip configuration (index-url, extra-index-url,
     trusted-host of [global] and [install]), leaving out what names this host's files
-    (file: indexes, constraints, find-links, cert): a build step cannot see them."""
+    (file: indexes, constraints, find-links, cert): a build step cannot see them.
+
+    A file that is missing or cannot be opened is skipped, as pip skips it; one pip
+    cannot parse either (pip stops on it) is a ``MirrorError`` naming it: never the
+    host's index quietly left out."""
     values: dict[str, str] = {}
     for file in pip_config_files() if files is None else files:
         parser = configparser.RawConfigParser()
         try:
-            parser.read(file)
-        except (configparser.Error, OSError, UnicodeDecodeError):
-            continue
+            parser.read(file, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError) as e:
+            reason = " ".join(str(e).split())
+            raise MirrorError(
+                f"{file} is not a pip configuration pip can read ({reason}); fix it, or point"
+                " PIP_CONFIG_FILE elsewhere: the builds take this host's pip index from it"
+            ) from None
         for section in ("global", "install"):
             if parser.has_section(section):
                 for key in ("index-url", "extra-index-url", "trusted-host"):

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tools import client_env
+from tools import client_env, envvars
 from tools.oci.client import LIMITS, MiB, RegistryClient, oldest_in_flight
 from tools.oci.errors import NotFound, RegistryError, redact
 from tools.oci.reference import Reference, split_registry
@@ -64,14 +64,17 @@ def _connection_args(p: argparse.ArgumentParser, whole_push: bool = False) -> No
     p.add_argument(
         "--ca-file", type=user_path, help="CA bundle that signs the registry's certificate"
     )
-    p.add_argument("--retries", type=int, default=5, help="retries per request (default 5)")
+    p.add_argument("--retries", type=_count(0), default=5, help="retries per request (default 5)")
     p.add_argument(
-        "--backoff", type=float, default=0.5, help="first retry delay in seconds (doubles)"
+        "--backoff",
+        type=_seconds(0),
+        default=0.5,
+        help="first retry delay in seconds (doubles)",
     )
     if whole_push:
         p.add_argument(
             "--timeout",
-            type=float,
+            type=_seconds(),
             default=PUSH_TIMEOUT,
             metavar="SECONDS",
             help="the whole push's deadline: stop when it passes, whatever is in flight, and"
@@ -80,7 +83,7 @@ def _connection_args(p: argparse.ArgumentParser, whole_push: bool = False) -> No
     else:
         p.add_argument(
             "--timeout",
-            type=float,
+            type=_seconds(),
             default=LIMITS.timeout,
             metavar="SECONDS",
             help="give up on a request (an upload: on a chunk) still failing or unanswered"
@@ -88,7 +91,7 @@ def _connection_args(p: argparse.ArgumentParser, whole_push: bool = False) -> No
         )
     p.add_argument(
         "--chunk-size",
-        type=int,
+        type=_count(1),
         default=LIMITS.chunk_size // MiB,
         metavar="MIB",
         help="push blobs bigger than this in chunks of this size, each resumable"
@@ -180,7 +183,7 @@ def cmd_about(args) -> int:
 
 def _jobs_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--jobs", type=int, default=4, help="blobs copied at once, per image (default 4)"
+        "--jobs", type=_count(1), default=4, help="blobs copied at once, per image (default 4)"
     )
 
 
@@ -416,6 +419,22 @@ def _count(least: int) -> Callable[[str], int]:
         return int(text)
 
     return count
+
+
+def _seconds(least: float | None = None) -> Callable[[str], float]:
+    """argparse type: a finite number of seconds, >= ``least`` (None: > 0)."""
+
+    def seconds(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or (value <= 0 if least is None else value < least):
+            bound = "> 0" if least is None else f">= {least:g}"
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds {bound}")
+        return value
+
+    return seconds
 
 
 def _catalog(path: Path | None):
@@ -928,13 +947,11 @@ def main(argv: list[str] | None = None) -> int:
 
             args.registry = check_registry(args.registry)
         if hasattr(args, "timeout"):
-            if args.timeout <= 0:
-                raise RegistryError(f"--timeout {args.timeout:g}: give a number of seconds > 0")
             # push: one deadline for the whole push (cmd_push), none per request
             per_request = math.inf if args.command == "push" else args.timeout
             LIMITS.timeout, LIMITS.chunk_size = per_request, args.chunk_size * MiB
         return COMMANDS[args.command](args)
-    except (RegistryError, client_env.ClientSettingsError) as e:
+    except (RegistryError, client_env.ClientSettingsError, envvars.SettingError) as e:
         print(f"registry: error: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # tagconf errors on a bad catalogue

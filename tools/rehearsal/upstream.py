@@ -28,7 +28,7 @@ from pathlib import Path
 
 from compression import zstd
 
-from tools import client_env, mirrors, places
+from tools import client_env, envvars, mirrors, places
 from tools.mirrors import fetch
 from tools.oci.client import RegistryClient
 from tools.oci.digest import Digester, digest_of
@@ -307,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         run(args)
     except (
         client_env.ClientSettingsError,
+        envvars.SettingError,
         UpstreamError,
         StandInError,
         mirrors.MirrorError,

@@ -11,6 +11,7 @@ import os
 import sys
 from collections import Counter
 
+from tools.envvars import SettingError
 from tools.places import user_path
 from tools.staging import EMBEDDED, Staging, embedded, forget, gc, parse, remote, resolve, scan
 from tools.staging.errors import StagingError, UnreachableError
@@ -273,6 +274,6 @@ def main(argv: list[str] | None = None) -> int:
     except UnreachableError as e:
         print(f"staging: error: {e}", file=sys.stderr)
         return 1
-    except StagingError as e:
+    except (StagingError, SettingError) as e:
         print(f"staging: error: {e}", file=sys.stderr)
         return 2

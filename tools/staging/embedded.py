@@ -37,7 +37,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import daemon, places, registryd
+from tools import daemon, envvars, places, registryd
 from tools.staging.errors import StagingError
 
 DEFAULT_PORT = 5480
@@ -354,12 +354,7 @@ def _taken(port: int, p: Paths, *, chosen_by_env: bool) -> str:
 
 
 def _env_port() -> int | None:
-    text = os.environ.get(PORT_ENV, "").strip()
-    if not text:
-        return None
-    if not text.isdigit() or not 0 < int(text) < 65536:
-        raise StagingError(f"{PORT_ENV}={text!r} is not a port number; set it to 1-65535")
-    return int(text)
+    return envvars.port(PORT_ENV, error=StagingError)
 
 
 # -- processes and ports ---------------------------------------------------------
