@@ -59,7 +59,7 @@ def port(
     text = _given(name, environ)
     if not text:
         return None
-    if not text.isdigit() or not 0 < int(text) < 65536:
+    if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 65536:
         raise error(f"{name}={text!r} is not a port number; set it to 1-65535")
     return int(text)
 

@@ -58,7 +58,7 @@ def test_a_port(text, want):
     assert envvars.port(NAME, {NAME: text}) == want
 
 
-@pytest.mark.parametrize("text", ["0", "65536", "99999", "abc", "-5", "5.5", "0x50"])
+@pytest.mark.parametrize("text", ["0", "65536", "99999", "abc", "-5", "5.5", "0x50", "²", "٥٤٨٠"])
 def test_a_port_out_of_range_or_not_a_number_is_refused(text):
     with pytest.raises(envvars.SettingError) as e:
         envvars.port(NAME, {NAME: text})

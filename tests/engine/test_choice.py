@@ -217,7 +217,7 @@ def test_autostart_off_fails_with_what_it_tried(scratch, monkeypatch, off):
     assert str(e.value).startswith(
         f"no Docker engine answers (DOCKER_HOST=unix://{scratch}/dead.sock, nothing at"
         f" {scratch}/no-host-engine.sock, no private engine at {scratch}/engine/docker.sock)"
-        " and ROCM_PYTORCH_ENGINE_AUTOSTART=0 forbids starting one"
+        f" and ROCM_PYTORCH_ENGINE_AUTOSTART={off.strip()} forbids starting one"
     )
     assert not (scratch / "engine" / "log").exists()
 

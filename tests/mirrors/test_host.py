@@ -106,7 +106,28 @@ def test_a_pip_config_pip_cannot_parse_stops_naming_the_file(tmp_path, text, rea
     with pytest.raises(MirrorError) as e:
         host.pip_index([good, conf])
     assert str(conf) in str(e.value) and reason in str(e.value)
-    assert "\n" not in str(e.value) and "PIP_CONFIG_FILE" in str(e.value)
+    assert "\n" not in str(e.value) and "[pip] index_url" in str(e.value)
+
+
+def test_the_user_s_pip_files_are_left_out_when_pip_config_file_names_one(tmp_path, monkeypatch):
+    # as pip does: a broken ~/.config/pip/pip.conf that pip skips stops no build
+    home = tmp_path / "home"
+    (home / ".config/pip").mkdir(parents=True)
+    (home / ".config/pip/pip.conf").write_text("not an ini file\n")
+    given = tmp_path / "given.conf"
+    given.write_text("[global]\nindex-url = https://given.example/simple\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_DIRS", str(tmp_path / "no-xdg"))
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(given))
+    files = host.pip_config_files()
+    assert files[-1] == given and home / ".config/pip/pip.conf" not in files
+    assert host.pip_index(files).index_url == "https://given.example/simple"
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "missing.conf"))  # pip reads them then
+    assert home / ".config/pip/pip.conf" in host.pip_config_files()
+    with pytest.raises(
+        MirrorError, match=r"home/\.config/pip/pip\.conf is not a pip configuration"
+    ):
+        host.pip_index(host.pip_config_files())
 
 
 def test_a_local_index_url_is_no_index(tmp_path):

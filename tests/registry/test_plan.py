@@ -201,3 +201,33 @@ def test_a_request_limit_that_makes_no_sense_is_refused_before_any_request(argv,
         cli.main(["tags", "--registry", "127.0.0.1:1/ns", *argv, "x"])
     assert e.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "name, extra",
+    [("ROCM_PYTORCH_HISTORY_DIR", []), ("ROCM_PYTORCH_SBOM_CACHE", ["--attest"])],
+)
+def test_a_push_refuses_a_relative_history_or_sbom_dir_before_it_pushes(
+    name, extra, monkeypatch, capsys, tmp_path
+):
+    # the history is written after the push and the SBOM cache read mid-push: refused
+    # after the fact, a push that landed was reported failed, or stopped half done
+    from tools.registry import cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(name, "here")
+    monkeypatch.setattr(cli, "_load_plans", lambda _args: [])
+
+    def no_push(*_a, **_k):
+        raise AssertionError("a push started")
+
+    monkeypatch.setattr(cli.Pusher, "push", no_push)
+    argv = ["push", "--plan", "p.json", "--registry", "127.0.0.1:1/ns", *extra]
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"registry: error: {name}=here is not an absolute path (builds and `bazel run` each run"
+        " in a directory of their own, so each would find another one); make it absolute or"
+        " unset it"
+    ]
+    assert list(tmp_path.iterdir()) == []

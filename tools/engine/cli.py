@@ -32,9 +32,9 @@ examples:
 environment:
   ROCM_PYTORCH_ENGINE_DIR            the private engine's state dir
   ROCM_PYTORCH_ENGINE_AUTOSTART=0    never start the private engine (fail instead)
-  ROCM_PYTORCH_ENGINE_SCOPE          lasting or scoped: how the library starts one outside
-                                     Bazel; a Bazel action or test always starts a scoped
-                                     one (nothing outlives its spawn)
+  ROCM_PYTORCH_ENGINE_SCOPE          lasting or scoped: how the library starts one
+                                     (default: lasting outside Bazel, scoped inside a
+                                     Bazel action or test; the actions never see it)
   ROCM_PYTORCH_ENGINE_START_TIMEOUT  seconds to wait for it to answer (default 60)
   ROCM_PYTORCH_DOCKERD_ARGS          extra dockerd flags (e.g. --debug)
   ROCM_PYTORCH_ENGINE_REGISTRY_PORT  the loopback registry's port (default: a free one from 5100)

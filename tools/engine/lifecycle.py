@@ -130,7 +130,8 @@ def check_start(p: Paths, extra: int = 0) -> None:
         given = os.environ.get("DOCKER_HOST", "").strip()
         raise EngineError(
             f"no Docker engine answers (DOCKER_HOST={given or '(unset)'}, nothing at"
-            f" {host_socket()}, no private engine at {p.socket}) and {AUTOSTART_ENV}=0"
+            f" {host_socket()}, no private engine at {p.socket}) and"
+            f" {AUTOSTART_ENV}={os.environ[AUTOSTART_ENV].strip()}"
             " forbids starting one: start an engine and point DOCKER_HOST at it, or unset"
             f" {AUTOSTART_ENV}"
         )

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from tools import engine
+from tools.envvars import SettingError
 from tools.imagebuild import builders
 from tools.staging import forget, scan
 from tools.staging.errors import StagingError
@@ -39,7 +40,7 @@ def current(name: str, docker: str) -> dict:
     builder = builders.LOCAL if name == "local" else name
     try:
         env = builders.docker_env(builder)
-    except engine.EngineError as e:
+    except (engine.EngineError, SettingError) as e:
         raise builders.BuilderError(f"local engine: {e}") from None
     return builders.resolve(builder, "any", docker, env).identity()
 
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         found = list(scan.find(args.descriptors or scan.default_dirs()))
-    except StagingError as e:
+    except (StagingError, SettingError) as e:
         print(f"outdated: error: {e}", file=sys.stderr)
         return 1
     stale, down = outdated(found, args.docker)

@@ -12,6 +12,7 @@ import json
 import sys
 import urllib.error
 
+from tools.envvars import SettingError
 from tools.mirrors import fetch
 from tools.mirrors import secrets as secrets_mod
 from tools.mirrors import settings as settings_mod
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return {"show": cmd_show, "check": cmd_check, "render": cmd_render}[args.command](args)
-    except MirrorError as e:
+    except (MirrorError, SettingError) as e:
         print(f"mirrors: error: {e}", file=sys.stderr)
         return 1
 

@@ -114,14 +114,18 @@ class PipIndex:
 
 
 def pip_config_files() -> list[Path]:
-    """pip's configuration files in the order pip reads them (later ones win)."""
+    """pip's configuration files in the order pip reads them (later ones win): none when
+    ``$PIP_CONFIG_FILE`` is /dev/null, and not the user's own when it names a file that
+    exists, as pip does."""
     env = os.environ.get("PIP_CONFIG_FILE")
     if env == os.devnull:
         return []
     home = Path(places.home())
     xdg = os.environ.get("XDG_CONFIG_DIRS", "/etc/xdg").split(":")
     files = [Path(d) / "pip" / "pip.conf" for d in reversed(xdg)]
-    files += [Path("/etc/pip.conf"), home / ".pip/pip.conf", home / ".config/pip/pip.conf"]
+    files.append(Path("/etc/pip.conf"))
+    if not (env and os.path.exists(env)):
+        files += [home / ".pip/pip.conf", home / ".config/pip/pip.conf"]
     if env:
         files.append(Path(env))
     return files
@@ -143,8 +147,9 @@ def pip_index(files: list[Path] | None = None) -> PipIndex:
         except (configparser.Error, UnicodeDecodeError) as e:
             reason = " ".join(str(e).split())
             raise MirrorError(
-                f"{file} is not a pip configuration pip can read ({reason}); fix it, or point"
-                " PIP_CONFIG_FILE elsewhere: the builds take this host's pip index from it"
+                f"{file} is not a pip configuration pip can read ({reason}); fix it (pip"
+                " stops on it too), or name the index in the mirror settings ([pip] index_url,"
+                " docs/mirrors.md): the builds take this host's pip index from its files"
             ) from None
         for section in ("global", "install"):
             if parser.has_section(section):

@@ -644,6 +644,10 @@ def cmd_push(args) -> int:
         print(f"{'up to date' if action == 'up to date' else 'pushed'} {ref}", file=out, flush=True)
 
     images = _load_plans(args)
+    if not args.dry_run:  # where the push writes after it pushed: refused before it writes
+        from tools.registry import history
+
+        history.path()
     options = PushOptions(
         args.insecure, args.ca_file, args.retries, args.backoff, args.dry_run, args.jobs
     )
@@ -756,7 +760,7 @@ def _remember(images: list[PlannedImage], settled: dict[str, str], attested: boo
     if records:
         try:
             where = history.append(records)
-        except OSError as e:  # the push itself is done: say so, do not fail it
+        except (OSError, envvars.SettingError) as e:  # the push is done: say so, do not fail it
             print(f"registry: note: publish history not written ({e})", file=sys.stderr)
             return
         print(f"publish history: {len(records)} images recorded in {where}", file=sys.stderr)
@@ -766,9 +770,11 @@ def _attester(args, pusher: Pusher):
     """The SBOM/provenance/signature step of --attest and --sign, hooked before the tags."""
     if not (args.attest or args.sign) or args.dry_run:
         return None
+    from tools.registry import sbom
     from tools.registry.attest import Attester
     from tools.registry.sign import Signer
 
+    sbom.cache_dir()  # its layer cache, read mid-push: a setting it cannot use is refused now
     signer = None
     if args.sign:
         signer = Signer(args.key, insecure=args.insecure, ca_file=args.ca_file, log=_log)

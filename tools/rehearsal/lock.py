@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from tools import mirrors
+from tools.envvars import SettingError
 from tools.mirrors import fetch
 from tools.rehearsal import standin
 from tools.rehearsal.standin import StandInError
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = standin.load_config(config_path)
         lock = resolve(config, mirrors.resolve(mirrors.load()), sys.stderr)
-    except (StandInError, mirrors.MirrorError) as e:
+    except (StandInError, mirrors.MirrorError, SettingError) as e:
         print(f"lock: error: {e}", file=sys.stderr)
         return 1
     output.write_text(standin.render_lock(lock, config))

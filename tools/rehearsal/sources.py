@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools import daemon, places
+from tools.envvars import SettingError
 from tools.rehearsal import rust
 
 REPO = Path(__file__).resolve().parents[2]
@@ -454,8 +455,8 @@ def main(argv: list[str] | None = None) -> int:
         "status", help="the ports, each source's URL, tag and commit, the toolchain and crates"
     )
     args = parser.parse_args(argv)
-    p = paths()
     try:
+        p = paths()
         if args.command == "start":
             port = start(load(), args.port)
             print(f"sources: serving {p.root} on 127.0.0.1:{port}", file=sys.stderr)
@@ -513,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  crates registry {registry}")
                 for crate, cksum in sorted(crates.items()):
                     print(f"    {crate} {cksum}")
-    except (SourcesError, rust.RustError) as e:
+    except (SourcesError, rust.RustError, SettingError) as e:
         print(f"sources: {e}", file=sys.stderr)
         return 2
     return 0

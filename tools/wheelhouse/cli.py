@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from tools.envvars import SettingError
 from tools.oci.errors import RegistryError
 from tools.tagconf import catalog as catalog_mod
 from tools.tagconf.errors import TagconfError, nearest
@@ -238,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return run(args)
-    except (WheelhouseError, TagconfError) as e:
+    except (WheelhouseError, TagconfError, SettingError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     except RegistryError as e:
