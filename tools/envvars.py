@@ -64,6 +64,18 @@ def port(
     return int(text)
 
 
+def number_of_seconds(text: str, least: float | None = None) -> float | None:
+    """``text`` as a finite number of seconds > 0 (or >= ``least``); None when it is not one
+    (``abc``, ``-1``, ``nan``, ``inf``). Also the push tool's options' check."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(value) or (value <= 0 if least is None else value < least):
+        return None
+    return value
+
+
 def seconds(
     name: str,
     default: float,
@@ -75,10 +87,7 @@ def seconds(
     text = _given(name, environ)
     if not text:
         return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
+    value = number_of_seconds(text)
+    if value is None:
         raise error(f"{name}={text!r} is not a number of seconds; set it to a number > 0")
     return value

@@ -425,11 +425,8 @@ def _seconds(least: float | None = None) -> Callable[[str], float]:
     """argparse type: a finite number of seconds, >= ``least`` (None: > 0)."""
 
     def seconds(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or (value <= 0 if least is None else value < least):
+        value = envvars.number_of_seconds(text, least)
+        if value is None:
             bound = "> 0" if least is None else f">= {least:g}"
             raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds {bound}")
         return value
