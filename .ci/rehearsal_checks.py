@@ -71,6 +71,8 @@ sys.path.insert(0, str(REPO / ".ci"))
 import report_check  # noqa: E402  (.ci/report_check.py)
 
 from tools import daemon  # noqa: E402
+from tools.imagecheck import check as gpu_check  # noqa: E402
+from tools.rehearsal import breakage  # noqa: E402
 from tools.rehearsal import check as image_check  # noqa: E402
 from tools.scratch_bazel import Checks, read_exec_log  # noqa: E402
 from tools.tagconf import catalog  # noqa: E402
@@ -110,6 +112,28 @@ UPSTREAM = "//images/rehearsal:upstream"
 SERVE_LIMIT = 60
 KV_TRANSFER_CONFIG = '{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}'
 BUILDS = ("UpstreamBuild", "ImageBuild")
+# The images that are run (a CMD or an ENTRYPOINT of their own or their parent's):
+# tools/imagecheck checks each for what a GPU host needs of it.
+RUN_IMAGES = ["rocm-runtime", "pytorch-base", "pytorch", "pytorch-run", "pytorch-test"]
+RUN_IMAGES += ["vllm", "lmcache"]
+# The image the derived images of tools/rehearsal/breakage.py start from: the one
+# with the most packages (torch, torchvision, triton, vllm, lmcache, nixl, cupy).
+BREAKAGE_IMAGE = "lmcache"
+
+
+def gpu_host(image: str, name: str, arch: str) -> image_check.Result:
+    """tools/imagecheck on ``image``, as one result: every check, or the ones that failed."""
+    title = f"{name} would load and find its kernels on a {arch.replace(';', '/')} host"
+    try:
+        results = gpu_check.check(image, arch)
+    except gpu_check.ImageCheckError as e:
+        return image_check.Result(title, False, str(e))
+    bad = [f"{r.name}: {r.detail}" for r in results if not r.ok]
+    if bad:
+        return image_check.Result(title, False, " | ".join(bad))
+    loaded = next(r.detail for r in results if r.name == "ROCm libraries load")
+    others = "; ".join(f"{r.name}: {r.detail[:160]}" for r in results[1:])
+    return image_check.Result(title, True, f"{len(results)} checks: {loaded}; {others}")
 
 
 class Run:
@@ -159,6 +183,10 @@ class Run:
         wall = time.monotonic() - start
         spawns = read_exec_log(log)
         return {m: sum(1 for s in spawns if s.get("mnemonic") == m) for m in BUILDS}, wall
+
+    def descriptor_ref(self, target: str, *extra: str) -> str:
+        """The staging ref of ``target``'s image."""
+        return image_check.desc.load(self.descriptor(target, *extra)).staging_ref
 
     def descriptor(self, target: str, *extra: str) -> Path:
         out = self.bazel(
@@ -337,6 +365,8 @@ def main() -> int:
         for serving in ("pytorch-run", "pytorch-test", "vllm", "lmcache"):
             results.append(image_check.check_c_extension(images[label(serving)], serving))
             results.append(image_check.check_load_inline(images[label(serving)], serving))
+        for name in RUN_IMAGES:
+            results.append(gpu_host(images[label(name)], name, ARCH))
         results.append(
             image_check.check_serving(
                 images[label("vllm")], "vllm", daemon.free_port(), SERVE_LIMIT
@@ -357,7 +387,17 @@ def main() -> int:
     for r in results:
         check.add(r.name, r.ok, r.detail)
 
-    pushed = {"registry": ""}
+    @check(
+        f"tools/imagecheck notices each library and each {ARCH} kernel directory taken from"
+        f" {BREAKAGE_IMAGE} (one derived image each: FROM it, RUN rm)"
+    )
+    def _breakage():
+        image = built[label(BREAKAGE_IMAGE)].staging_ref
+        tried, named, misses = breakage.run(image, ARCH)
+        assert tried and not misses, f"{len(misses)} misses of {tried}: " + " | ".join(misses)
+        return f"{tried} derived images, {named} failures named what was removed, 0 misses"
+
+    pushed = {"registry": "", "refs": {}}
 
     @check(f"push_default publishes the family for {ARCH} to a loopback registry")
     def _push():
@@ -420,6 +460,7 @@ def main() -> int:
                 for k, v in want.items()
                 if labels.get(k) != v
             ]
+            pushed["refs"].setdefault(image["target"], image["refs"][0])
             for ref in image["refs"]:
                 refs += 1
                 digest = image_check.registry_digest(ref)
@@ -427,6 +468,22 @@ def main() -> int:
                     wrong.append(f"{ref} names {digest}, built {d.digest}")
         assert not wrong, "; ".join(wrong[:10])
         return f"{refs} tags of {len(plan['images'])} images on their digests, labels as documented"
+
+    @check("a published image is checked from the registry: python3 -m tools.imagecheck --pull")
+    def _published():
+        assert pushed["refs"], "nothing was pushed"
+        lines = []
+        for target in ("rocm-runtime", "vllm"):
+            ref = pushed["refs"][target]
+            proc = subprocess.run(
+                [sys.executable, "-m", "tools.imagecheck", "--pull", ref],
+                cwd=REPO, env=run.env, capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            subprocess.run(["docker", "rmi", ref], capture_output=True, check=False)
+            last = (proc.stdout.strip().splitlines() or [proc.stderr.strip()])[-1]
+            assert proc.returncode == 0, f"{ref}: exit {proc.returncode}: {proc.stdout[-1500:]}"
+            lines.append(f"{ref}: {last}")
+        return "; ".join(lines)
 
     @check("the family report: every image published as built, the page holds up in chromium")
     def _report():
@@ -490,6 +547,7 @@ def main() -> int:
         results = image_check.run(
             members, run.descriptor(UPSTREAM), run.descriptor(runtime), run.descriptor(base)
         )
+        results += [gpu_host(run.descriptor_ref(t), t, members) for t in (runtime, base)]
         bad = [f"{r.name}: {r.detail}" for r in results if not r.ok]
         assert not bad, "\n".join(bad)
         kernels = next(r.detail for r in results if r.name == "kernel files")

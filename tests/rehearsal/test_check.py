@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
+import time
 import zipfile
 from pathlib import Path
 
@@ -200,3 +202,69 @@ def test_completion_text_is_the_first_choices_text():
     assert check.completion_text(body) == " a b"
     for bad in ("", "{}", '{"choices": []}', '{"choices": [{"text": 3}]}', '{"error": {}}'):
         assert check.completion_text(bad) is None
+
+
+def fake_docker(tmp_path: Path, logs: str, exit_after: int) -> Path:
+    """A docker CLI whose container runs for ``exit_after`` inspects, then exits 1."""
+    state = tmp_path / "inspects"
+    state.write_text("0")
+    script = tmp_path / "docker"
+    script.write_text(
+        "#!/bin/sh\n"
+        'case "$1" in\n'
+        "  run) echo cid ;;\n"
+        f"  inspect) n=$(cat {state}); echo $((n + 1)) > {state};"
+        f' if [ "$n" -ge {exit_after} ]; then echo "false 1"; else echo "true 0"; fi ;;\n'
+        f"  logs) printf '%s\\n' {logs!r} ;;\n"
+        "  rm) ;;\n"
+        "esac\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
+def test_a_server_that_dies_at_start_is_reported_with_its_log_at_once(tmp_path):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    logs = (
+        "Traceback (most recent call last):\n"
+        "ImportError: libMIOpen.so.1: cannot open shared object file"
+    )
+    docker = fake_docker(tmp_path, logs, exit_after=2)
+    start = time.monotonic()
+    result = check.check_serving("img", "vllm", port, 60, docker=str(docker))
+    took = time.monotonic() - start
+    assert not result.ok
+    assert "exited with code 1" in result.detail
+    assert "ImportError: libMIOpen.so.1" in result.detail
+    assert "No such container" not in result.detail
+    assert took < 10, f"waited {took:.0f}s for a container that had exited"
+
+
+def test_a_rocm_library_outside_opt_rocm_is_named(tmp_path):
+    # the check's own script, run by sh on a fake root: /opt/rocm/lib and a link elsewhere
+    root = tmp_path / "root"
+    (root / "opt/rocm-10.1.0/lib").mkdir(parents=True)
+    (root / "opt/rocm").symlink_to("rocm-10.1.0")
+    (root / "opt/rocm-10.1.0/lib/libamdhip64.so.7").write_text("")
+    (root / "usr/lib/x86_64-linux-gnu").mkdir(parents=True)
+    (root / "usr/lib/x86_64-linux-gnu/libz.so.1").write_text("")
+
+    def run_in(image, script, docker="docker", mount=None, entrypoint=None):
+        script = script.replace("/opt/", f"{root}/opt/").replace("find / ", f"find {root} ")
+        script = script.replace("/tmp/rocm-names", str(tmp_path / "names"))
+        return subprocess.run(["sh", "-c", script], capture_output=True, text=True).stdout
+
+    check.run_in, saved = run_in, check.run_in
+    try:
+        clean = check.check_rocm_outside("img")
+        (root / "usr/lib/x86_64-linux-gnu/libamdhip64.so.7").symlink_to(
+            "/opt/rocm/lib/libamdhip64.so.7"
+        )
+        linked = check.check_rocm_outside("img")
+    finally:
+        check.run_in = saved
+    assert clean.ok and "none of its 1 library files" in clean.detail, clean
+    assert not linked.ok
+    assert linked.detail == f"elsewhere: {root}/usr/lib/x86_64-linux-gnu/libamdhip64.so.7"

@@ -62,7 +62,7 @@ def run(root, lock):
     return layout.layout(root, "10.1.0", lock, SOURCES, PREFS, ldconfig=False)
 
 
-def test_amds_layout_with_links_at_debians_paths(tmp_path):
+def test_amds_layout_no_rocm_library_at_debians_paths(tmp_path):
     root, lock = make_root(tmp_path)
     report = run(root, lock)
     opt = root / "opt/rocm-10.1.0"
@@ -76,14 +76,12 @@ def test_amds_layout_with_links_at_debians_paths(tmp_path):
     assert (opt / "include/hip/hip_runtime.h").is_file() and (opt / "bin/hipcc").is_file()
     assert (opt / "share/miopen/db/gfx1100_48.kdb").is_file()
     assert (opt / "lib/cmake/hip/hip-config.cmake").is_file()
-    # Debian's paths still work: links to the moved files
-    assert (
-        os.readlink(root / "usr/lib/x86_64-linux-gnu/librocblas.so.5")
-        == "/opt/rocm-10.1.0/lib/librocblas.so.5"
-    )
+    # as in AMD's image, nothing of ROCm's lib/ at Debian's multiarch path, not even a link
+    for rel in ("librocblas.so.5", "rocblas", "cmake/hip"):
+        assert not os.path.lexists(root / "usr/lib/x86_64-linux-gnu" / rel), rel
+    # headers and programs: links at Debian's paths
     assert os.readlink(root / "usr/include/hip") == "/opt/rocm-10.1.0/include/hip"
     assert os.readlink(root / "usr/bin/hipcc") == "/opt/rocm-10.1.0/bin/hipcc"
-    assert os.readlink(root / "usr/lib/x86_64-linux-gnu/rocblas") == "/opt/rocm-10.1.0/lib/rocblas"
     assert (opt / "lib/rocblas/5/library/TensileLibrary_lazy_gfx942.dat").is_file()  # Debian's path
     # what is not ROCm's stays, and so does a directory shared with others
     for rel in ("usr/lib/x86_64-linux-gnu/libc.so.6", "usr/include/stdio.h", "usr/bin/ldd"):

@@ -76,9 +76,9 @@ def test_a_missing_or_broken_lock_says_how_to_write_it(tmp_path):
 def test_a_stale_lock_names_what_changed():
     config, lock = standin.load_config(CONFIG), standin.load_lock(LOCK)
     changed = standin.Config(
-        config.suite, config.rocm_suite, (*config.packages, "libhipfft-dev"), "upstream.toml"
+        config.suite, config.rocm_suite, (*config.packages, "libhipfft-doc"), "upstream.toml"
     )
-    with pytest.raises(StandInError, match=r"is stale: upstream.toml asks for \['libhipfft-dev'\]"):
+    with pytest.raises(StandInError, match=r"is stale: upstream.toml asks for \['libhipfft-doc'\]"):
         standin.check_current(changed, lock)
 
 

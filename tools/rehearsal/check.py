@@ -42,6 +42,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.imagecheck.check import generic_target
 from tools.oci import media
 from tools.oci.reference import Reference
 from tools.staging import descriptor as desc
@@ -62,19 +63,6 @@ class Result:
     name: str
     ok: bool
     detail: str
-
-
-def generic_target(arch: str) -> str:
-    """The LLVM generic processor covering ``arch`` (docker/scripts/prune-rocm-arch.sh's table)."""
-    table = (
-        (r"gfx90[0246c]", "gfx9-generic"),
-        (r"gfx94[012]|gfx950", "gfx9-4-generic"),
-        (r"gfx101[0-3]", "gfx10-1-generic"),
-        (r"gfx103[0-6]", "gfx10-3-generic"),
-        (r"gfx110[0-3]|gfx115[0-3]", "gfx11-generic"),
-        (r"gfx120[01]", "gfx12-generic"),
-    )
-    return next((generic for pattern, generic in table if re.fullmatch(pattern, arch)), "")
 
 
 def run_in(
@@ -191,6 +179,33 @@ def check_loader(image: str, arch: str) -> Result:
         )
     return Result(
         "loader and arch", True, f"ldconfig -p finds libamdhip64 and librocblas; gpu-arch {arch}"
+    )
+
+
+# ROCm libraries the stand-in may have outside /opt/rocm-<release>/lib, each with its
+# reason (docs/rehearsal.md, "How the stand-in differs from AMD's image"): none.
+ROCM_OUTSIDE_ALLOWED: dict[str, str] = {}
+ROCM_OUTSIDE = r"""cd /opt/rocm/lib && ls -1 | grep -E '^lib.*\.so' > /tmp/rocm-names
+find / -xdev \( -path /proc -o -path /sys -o -path '/opt/rocm-*' \) -prune -o \
+    \( -type f -o -type l \) -name 'lib*.so*' -print 2>/dev/null \
+  | awk -F/ 'NR==FNR { rocm[$0] = 1; next } ($NF in rocm) { print }' /tmp/rocm-names -
+echo "names $(wc -l < /tmp/rocm-names)"
+"""
+
+
+def check_rocm_outside(image: str) -> Result:
+    """No file or link named like a library of the image's /opt/rocm/lib anywhere else (AMD's
+    layout: the loader finds ROCm through /etc/ld.so.conf.d only), but those allowed."""
+    out = run_in(image, ROCM_OUTSIDE, entrypoint="").split()
+    names = int(out[-1])
+    found = sorted(out[:-2])
+    extra = [f for f in found if f not in ROCM_OUTSIDE_ALLOWED]
+    return Result(
+        "no ROCm library outside /opt/rocm-*/lib",
+        names > 0 and not extra,
+        f"none of its {names} library files has a name or a link elsewhere"
+        if not found
+        else f"elsewhere: {', '.join(extra or found)}",
     )
 
 
@@ -582,6 +597,32 @@ def registry_digest(ref: str) -> str:
         return f"HTTP {e.code}"
 
 
+def container_exit(container: str, docker: str = "docker") -> int | None:
+    """The exit code of ``container`` once it has stopped; None while it runs."""
+    proc = subprocess.run(
+        [docker, "inspect", "--format", "{{.State.Running}} {{.State.ExitCode}}", container],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    running, _, code = proc.stdout.strip().partition(" ")
+    if proc.returncode != 0 or running == "true":
+        return None
+    return int(code) if code.lstrip("-").isdigit() else -1
+
+
+def last_lines(container: str, docker: str = "docker", lines: int = 8) -> str:
+    """The last ``lines`` lines ``container`` wrote (stdout and stderr), joined by " | "."""
+    proc = subprocess.run(
+        [docker, "logs", "--tail", str(lines), container],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    out = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+    return " | ".join(out[-lines:]) or "(none)"
+
+
 def check_serving(
     image: str, name: str, port: int, limit: float, *extra: str, docker: str = "docker"
 ) -> Result:
@@ -591,7 +632,8 @@ def check_serving(
     having compiled Triton's launcher into the serving user's Triton cache (the image's C
     compiler and Python.h at run time)."""
     container = f"rehearsal-{name}-{port}"
-    run = [docker, "run", "--detach", "--rm", "--name", container, "--network", "host"]
+    # no --rm: a server that dies at start keeps its log until the finally below
+    run = [docker, "run", "--detach", "--name", container, "--network", "host"]
     run += ["--env", f"HEALTHCHECK_PORT={port}", image, "rehearsal-model"]
     run += ["--host", "127.0.0.1", "--port", str(port), *extra]
     started = subprocess.run(run, capture_output=True, text=True, check=False)
@@ -612,6 +654,15 @@ def check_serving(
             if status == 200:
                 took = time.monotonic() - begin
                 break
+            exited = container_exit(container, docker)
+            if exited is not None:
+                return Result(
+                    f"{name} serves",
+                    False,
+                    f"the server exited with code {exited} after"
+                    f" {time.monotonic() - begin:.1f}s, before /health answered; its last log"
+                    f" lines: {last_lines(container, docker)}",
+                )
             time.sleep(0.5)
         logs = subprocess.run(
             [docker, "logs", container], capture_output=True, text=True, check=False
@@ -796,7 +847,8 @@ def run(arch: str, upstream: Path, runtime: Path, base: Path) -> list[Result]:
         "base": desc.load(base),
     }
     images = {name: d.staging_ref for name, d in loaded.items()}
-    results = [check_kernels(images["runtime"], arch), fat_binaries(images["runtime"])]
+    results = [check_rocm_outside(images["upstream"])]
+    results += [check_kernels(images["runtime"], arch), fat_binaries(images["runtime"])]
     before, after = rocm_bytes(images["upstream"]), rocm_bytes(images["runtime"])
     layers = {name: sum(b.size for b in d.layers) / 2**30 for name, d in loaded.items()}
     results.append(

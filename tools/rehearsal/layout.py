@@ -11,11 +11,14 @@ interpreter (stdlib only):
 1. Checks that the packages installed are exactly the lock's, at the lock's
    versions (a mirror that moved on would otherwise change the image silently).
 2. Moves what the ROCm team's packages install under /usr (lib/<multiarch>,
-   include, bin, share) to /opt/rocm-<release>, keeping every file name, and
-   leaves a symbolic link at each old path so Debian's own paths still work:
+   include, bin, share) to /opt/rocm-<release>, keeping every file name:
    lib/ with each library's `library/` kernel directory (Debian's
    lib/rocblas/<version>/library becomes AMD's lib/rocblas/library),
-   share/miopen/, bin/hipcc, include/. Then /opt/rocm -> rocm-<release>,
+   share/miopen/, bin/hipcc, include/. As in AMD's image, nothing of ROCm's
+   lib/ stays at Debian's multiarch path (the loader finds the libraries
+   through /etc/ld.so.conf.d only); headers, programs and data keep a
+   symbolic link at their old path (docs/rehearsal.md, "How the stand-in
+   differs from AMD's image"). Then /opt/rocm -> rocm-<release>,
    lib/llvm (AMD's compiler directory) -> Debian's LLVM that carries the
    device libraries (and lib/llvm-<N>, where Debian's hipcc looks for it),
    .info/version, and the loader configuration.
@@ -109,8 +112,11 @@ def wholly_owned(root: Path, rel: str, owned: set[str]) -> bool:
     return bool(entries) and all(wholly_owned(root, f"{rel}/{e}", owned) for e in entries)
 
 
-def relocate(root: Path, src: str, dst: str, owned: set[str], moved: list[tuple[str, str]]) -> None:
-    """Move the largest ROCm-owned entries under ``src`` to ``dst``; links at the old paths."""
+def relocate(
+    root: Path, src: str, dst: str, owned: set[str], moved: list[tuple[str, str]], *, link: bool
+) -> None:
+    """Move the largest ROCm-owned entries under ``src`` to ``dst``; links at the old paths
+    when ``link`` (never for libraries: AMD's image has none of ROCm at Debian's)."""
     for entry in sorted(os.listdir(root / src)):
         rel, target = f"{src}/{entry}", f"{dst}/{entry}"
         if src == "usr/share" and entry in SKIP_SHARE:
@@ -119,12 +125,13 @@ def relocate(root: Path, src: str, dst: str, owned: set[str], moved: list[tuple[
         if wholly_owned(root, rel, owned):
             (root / dst).mkdir(parents=True, exist_ok=True)
             os.rename(path, root / target)
-            os.symlink(f"/{target}", path)
+            if link:
+                os.symlink(f"/{target}", path)
             moved.append((rel, target))
         elif (
             path.is_dir() and not path.is_symlink() and any(p.startswith(rel + "/") for p in owned)
         ):
-            relocate(root, rel, target, owned, moved)
+            relocate(root, rel, target, owned, moved, link=link)
 
 
 def flatten_versioned_kernels(root: Path, opt: str) -> list[str]:
@@ -243,7 +250,7 @@ def layout(
     owned = owned_paths(root, lock["rocm"]["packages"])
     moved: list[tuple[str, str]] = []
     for src, dst in MOVES:
-        relocate(root, src, f"{opt}/{dst}", owned, moved)
+        relocate(root, src, f"{opt}/{dst}", owned, moved, link=src != MULTIARCH)
     if not (root / opt / "lib").is_dir() or not (root / opt / "bin/hipcc").exists():
         raise LayoutError(f"nothing of HIP reached /{opt} (is hipcc in the lock's ROCm packages?)")
     flattened = flatten_versioned_kernels(root, opt)

@@ -23,6 +23,26 @@ if not (ROOT / "third_party" / "jitify" / "jitify.hpp").is_file():
     sys.exit("stand-in cupy: third_party/jitify is missing: check out the submodules")
 
 
+# What CuPy's ROCm build links every extension module with
+# (install/cupy_builder/_features.py, HIP_cuda_nvtx_cusolver), and RCCL for its
+# nccl module (HIP_nccl); not roctracer64, which Debian does not package
+# (docs/rehearsal.md). rocSPARSE by its soname: Debian's -dev package of it is
+# not in the stand-in.
+HIP_LIBRARIES = (
+    "amdhip64",
+    "hipblas",
+    "hipfft",
+    "hiprand",
+    "hipsparse",
+    "rocfft",
+    "roctx64",
+    "rocblas",
+    "rocsolver",
+    ":librocsparse.so.1",
+    "rccl",
+)
+
+
 class HipBuild(build_ext):
     def build_extension(self, ext: Extension) -> None:
         out = Path(self.get_ext_fullpath(ext.name))
@@ -40,7 +60,7 @@ class HipBuild(build_ext):
             "-o",
             str(out),
             f"-L{ROCM / 'lib'}",
-            "-lhipblas",
+            *(f"-l{name}" for name in HIP_LIBRARIES),
         ]
         print(" ".join(cmd), flush=True)
         subprocess.run(cmd, check=True)

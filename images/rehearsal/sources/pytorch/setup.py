@@ -13,7 +13,10 @@ and libaotriton_v2.so (and RCCL's librccl.so when distributed with RCCL
 is on: torch.distributed.is_nccl_available() asks it its version);
 AOTriton's library and kernel images ship in
 torch/lib as aotriton.cmake installs them; torch._C is a C extension on
-libtorch_hip.so. The tensor library itself is numpy: seconds, not hours.
+libtorch_hip.so; libtorch_hip.so links, besides, every ROCm library
+PyTorch's cmake/Dependencies.cmake and cmake/public/LoadHIP.cmake link
+(ROCM_LIBRARIES; torch/csrc/hip_libraries.cpp binds an entry point of each).
+The tensor library itself is numpy: seconds, not hours.
 torch/include holds torch/extension.h, which torch.utils.cpp_extension's JIT
 (load_inline, load) compiles extensions against, as PyTorch's wheel ships its
 headers.
@@ -86,6 +89,39 @@ if not MAGMA or not AOTRITON:
     )
 
 
+# What cmake/Dependencies.cmake and cmake/public/LoadHIP.cmake link libtorch_hip.so
+# with besides MAGMA, AOTriton and RCCL (torch/csrc/hip_libraries.cpp binds one entry
+# point of each): the libraries' link names under ROCM_PATH/lib.
+ROCM_LIBRARIES = (
+    "amdhip64",
+    "MIOpen",
+    "hipblaslt",
+    "hipblas",
+    "rocblas",
+    "hipfft",
+    "hiprand",
+    "hipsparse",
+    "hipsolver",
+    "rocsolver",
+    "hiprtc",
+    "roctx64",
+    "hsa-runtime64",
+    "rocm_smi64",
+    # by its soname: Debian's hipSPARSELt has no -dev package here (docs/rehearsal.md)
+    ":libhipsparselt.so.0",
+)
+missing = [
+    n
+    for n in ROCM_LIBRARIES
+    if not (ROCM / "lib" / (n[1:] if n.startswith(":") else f"lib{n}.so")).exists()
+]
+if missing:
+    sys.exit(
+        f"stand-in torch: no {', '.join(n.lstrip(':') for n in missing)} (-l) in {ROCM}/lib:"
+        " PyTorch's ROCm build links them (cmake/Dependencies.cmake)"
+    )
+
+
 def hip_version() -> str:
     try:
         return (ROCM / ".info" / "version").read_text().split("-")[0].strip()
@@ -120,13 +156,16 @@ class BuildWithHip(build_ext):
             "-x",
             "hip",
             str(ROOT / "torch" / "csrc" / "hip_info.cpp"),
+            str(ROOT / "torch" / "csrc" / "hip_libraries.cpp"),
             "-o",
             str(lib / "libtorch_hip.so"),
             f"-L{MAGMA / 'lib'}",
             f"-L{lib}",
             "-lmagma",
             "-laotriton_v2",
-            *([f"-L{ROCM / 'lib'}", "-lrccl"] if RCCL else []),
+            f"-L{ROCM / 'lib'}",
+            *(f"-l{name}" for name in ROCM_LIBRARIES),
+            *(["-lrccl"] if RCCL else []),
             "-Wl,-rpath,$ORIGIN",
         ]
         print(" ".join(hipcc), flush=True)

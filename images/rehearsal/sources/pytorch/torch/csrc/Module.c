@@ -9,6 +9,7 @@ int torch_hip_device_count(void);
 int torch_hip_rccl_version(void);
 int torch_hip_distributed(void);
 int torch_hip_kineto(void);
+const char* torch_hip_linked_libraries(void);
 
 static PyObject* arch_list(PyObject* self, PyObject* args) {
     return PyUnicode_FromString(torch_hip_arch_list());
@@ -33,6 +34,10 @@ static PyObject* kineto_available(PyObject* self, PyObject* args) {
     return PyBool_FromLong(torch_hip_kineto());
 }
 
+static PyObject* linked_libraries(PyObject* self, PyObject* args) {
+    return PyUnicode_FromString(torch_hip_linked_libraries());
+}
+
 static PyMethodDef methods[] = {
     {"_hip_arch_list", arch_list, METH_NOARGS, "The GPU archs libtorch_hip.so has code for."},
     {"_has_magma", has_magma, METH_NOARGS, "Whether libtorch_hip.so links MAGMA."},
@@ -41,6 +46,8 @@ static PyMethodDef methods[] = {
     {"_rccl_version", rccl_version, METH_NOARGS, "The RCCL libtorch_hip.so links (0: none)."},
     {"_has_distributed", has_distributed, METH_NOARGS, "Built with USE_DISTRIBUTED."},
     {"_kineto_available", kineto_available, METH_NOARGS, "Built with Kineto (USE_KINETO)."},
+    {"_linked_libraries", linked_libraries, METH_NOARGS,
+     "library=file;... of the ROCm libraries libtorch_hip.so binds."},
     {NULL, NULL, 0, NULL},
 };
 

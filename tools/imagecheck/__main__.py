@@ -1,0 +1,7 @@
+"""python3 -m tools.imagecheck IMAGE: see check.py."""
+
+import sys
+
+from tools.imagecheck.check import main
+
+sys.exit(main())
