@@ -2,9 +2,9 @@
 
 `inspect(page_file)` opens the page from disk and reads back what a reader sees:
 the graph's nodes and edges with their laid-out boxes, the budget bars, the size
-plots' points, the time bars, the cards, every console message, page error and
-network request. `problems(facts)` lists what is wrong with it. The tests use
-both; `check_page` (the rehearsal's hook) prints them.
+plots' points, the time bars, the cards, every console message, page error,
+dialog (`alert()`) and network request. `problems(facts)` lists what is wrong
+with it. The tests use both; `check_page` (the rehearsal's hook) prints them.
 
 Playwright's own browsers are never downloaded: it launches /usr/bin/chromium
 (the bootstrap tree's `chromium` package).
@@ -93,11 +93,24 @@ class Facts:
     console: list = field(default_factory=list)  # (type, text)
     errors: list = field(default_factory=list)  # uncaught page errors
     requests: list = field(default_factory=list)  # every URL the page asked for
+    dialogs: list = field(default_factory=list)  # alert/confirm/prompt: (type, message)
+    probe: object = None  # what ``inspect(probe=...)`` read
 
 
-def inspect(page_file: Path, hover: str | None = None) -> Facts:
+# The node with this data-id, whatever characters it holds (no selector built from it).
+FIND_NODE = """id => Array.from(document.querySelectorAll('svg#family-graph g.node'))
+  .findIndex(g => g.getAttribute('data-id') === id)"""
+
+
+def _dialog(facts: Facts, dialog) -> None:
+    facts.dialogs.append((dialog.type, dialog.message))
+    dialog.dismiss()
+
+
+def inspect(page_file: Path, hover: str | None = None, probe: str | None = None) -> Facts:
     """Open ``page_file`` in chromium and read it; with ``hover``, hover that node first
-    and also record which edges and rows it highlights (``Facts.cards['hover']``)."""
+    and also record which edges and rows it highlights (``Facts.cards['hover']``);
+    with ``probe`` (a JS function), also its result on the loaded page (``Facts.probe``)."""
     from playwright.sync_api import sync_playwright
 
     url = page_file.absolute().as_uri()
@@ -109,12 +122,18 @@ def inspect(page_file: Path, hover: str | None = None) -> Facts:
             page.on("console", lambda m: facts.console.append((m.type, m.text)))
             page.on("pageerror", lambda e: facts.errors.append(str(e)))
             page.on("request", lambda r: facts.requests.append(r.url))
+            page.on("dialog", lambda d: _dialog(facts, d))
             page.goto(url, wait_until="load")
             read = page.evaluate(READ)
             for key, value in read.items():
                 setattr(facts, key, value)
+            if probe:
+                facts.probe = page.evaluate(probe)
             if hover:
-                page.hover(f'svg#family-graph g.node[data-id="{hover}"]')
+                found = page.evaluate(FIND_NODE, hover)
+                assert found >= 0, f"no graph node {hover!r} to hover"
+                # its box (a long name's text runs past it, under the edges)
+                page.locator("svg#family-graph g.node").nth(found).locator("rect").hover()
                 facts.cards["hover"] = page.evaluate(
                     """() => ({edges: Array.from(document.querySelectorAll('path.edge.hl'))
                         .map(p => p.dataset.from + '>' + p.dataset.to),
@@ -132,6 +151,7 @@ def problems(facts: Facts, images: int | None = None) -> list[str]:
     bad_console = [f"{t}: {m}" for t, m in facts.console if t in ("error", "warning")]
     out += [f"console {m}" for m in bad_console]
     out += [f"page error: {e}" for e in facts.errors]
+    out += [f"dialog ({t}): {m}" for t, m in facts.dialogs]
     out += [f"network request: {u}" for u in facts.requests if u != facts.url]
     if facts.ready != "1":
         out.append("the page's script did not run")

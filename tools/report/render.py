@@ -3,7 +3,10 @@
 ``render(model)`` is pure: the model (tools/registry/report.py collects it) in,
 the page's text out. Nothing on the page is fetched: no external style sheet,
 script, font or image, so it opens the same from a CI artifact, a mail or a
-disk with no network.
+disk with no network. Every value of the model is escaped for where it lands
+(``esc`` for HTML and SVG text and attributes, ``script_json`` for the JSON in a
+<script>), and the page's Content-Security-Policy (``policy``) runs no script
+and applies no style but the page's own, named by the SHA-256 of their text.
 
 The model::
 
@@ -29,13 +32,14 @@ build), the time plot ``svg#build-times`` with one ``rect.bar`` per image.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
+import math
 from collections.abc import Mapping, Sequence
 
 MiB = 1 << 20
-# Nothing from anywhere: the page's own inline style and script only.
-CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 NODE_W, NODE_H, COL_GAP, ROW_GAP, PAD = 190, 46, 70, 14, 20
 
@@ -68,8 +72,9 @@ code { font-size: 12px; }
 .tags code { display: block; }
 .budget { position: relative; width: 160px; height: 14px; background: #eef2f6;
   border-radius: 7px; overflow: hidden; }
-.budget .fill { height: 100%; background: var(--ok); }
-.budget.near .fill { background: var(--warn); } .budget.over .fill { background: var(--bad); }
+.budget svg { display: block; }
+.budget .fill { fill: var(--ok); }
+.budget.near .fill { fill: var(--warn); } .budget.over .fill { fill: var(--bad); }
 .budget.none { background: repeating-linear-gradient(45deg,#eef2f6,#eef2f6 4px,#fff 4px,#fff 8px); }
 .badge { display: inline-block; border-radius: 10px; padding: 0 8px; font-size: 12px;
   border: 1px solid var(--line); white-space: nowrap; }
@@ -83,6 +88,7 @@ code { font-size: 12px; }
 #build-times .bar { fill: var(--build); } #build-times .bar.hit { fill: var(--hit); }
 .legend span { margin-right: 14px; } .legend i { display: inline-block; width: 10px;
   height: 10px; margin-right: 4px; }
+.legend i.build { background: var(--build); } .legend i.hit { background: var(--hit); }
 ul.notes { color: var(--mute); }
 """
 
@@ -90,7 +96,9 @@ JS = """
 (function () {
   function all(sel) { return Array.prototype.slice.call(document.querySelectorAll(sel)); }
   function mark(id, on) {
-    all('[data-id="' + id + '"]').forEach(function (e) { e.classList.toggle('hl', on); });
+    all('[data-id]').forEach(function (e) {
+      if (e.getAttribute('data-id') === id) { e.classList.toggle('hl', on); }
+    });
     all('path.edge').forEach(function (p) {
       if (p.getAttribute('data-from') === id || p.getAttribute('data-to') === id) {
         p.classList.toggle('hl', on);
@@ -113,13 +121,65 @@ JS = """
 """
 
 
+# -- escaping and the page's policy ------------------------------------------------
+#
+# Every value of the model is data, whoever wrote it: names, tags and archs come
+# from the catalogue, digests, sizes, times and errors from the registry and the
+# publish history (a file anyone may append to when it is a shared directory).
+# Each goes into the page through one of these, for where it lands; the page's
+# policy runs no script and applies no style but its own (hashes, no
+# 'unsafe-inline'), so a value that slipped through would still not run.
+
+
 def esc(text: object) -> str:
+    """Text for HTML (and SVG) text and for a double-quoted attribute: `& < > " '` as
+    character references, so a value can neither open a tag nor leave its attribute."""
     return html.escape(str(text), quote=True)
 
 
-def mib(n: float | None) -> str:
+# JSON inside <script>: `<`, `>` and `&` never literal (no `</script>`, no `<!--`
+# that would change how the element ends), nor U+2028/2029.
+_SCRIPT_JSON = {
+    ord("<"): "\\u003c",
+    ord(">"): "\\u003e",
+    ord("&"): "\\u0026",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+
+def script_json(value: object) -> str:
+    """``value`` as JSON to put between `<script type="application/json">` and
+    `</script>`: the same value to JSON.parse, no character the HTML parser reads."""
+    return json.dumps(value, ensure_ascii=True).translate(_SCRIPT_JSON)
+
+
+def csp_hash(text: str) -> str:
+    """The policy's source for an inline <script> or <style> element of exactly ``text``."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
+
+
+def policy(script: str, style: str) -> str:
+    """The page's Content-Security-Policy: nothing from anywhere, and nothing inline but
+    the page's own <script> and <style>, by the hash of their exact text (an injected
+    <script>, <style>, style="" or on...="" is refused; no 'unsafe-inline')."""
+    return (
+        f"default-src 'none'; script-src {csp_hash(script)}; style-src {csp_hash(style)};"
+        " base-uri 'none'; form-action 'none'"
+    )
+
+
+def is_number(n: object) -> bool:
+    """A size or share the page can compute with (a history line may hold anything)."""
+    return isinstance(n, int | float) and not isinstance(n, bool) and math.isfinite(n)
+
+
+def mib(n: object) -> str:
     if n is None:
         return "—"
+    if not is_number(n):
+        return f"{n} (not a size)"
     if abs(n) < MiB:
         return f"{n / 1024:,.1f} KiB"
     return f"{n / MiB:,.1f} MiB"
@@ -129,8 +189,16 @@ def signed_mib(n: int) -> str:
     return ("+" if n > 0 else "-" if n < 0 else "±") + mib(abs(n))
 
 
-def short(digest: str | None) -> str:
-    return digest.removeprefix("sha256:")[:12] if digest else "—"
+def short(digest: object) -> str:
+    """A digest's first 12 hex digits, as text (escape it: it may be anything)."""
+    return str(digest).removeprefix("sha256:")[:12] if digest else "—"
+
+
+def digest_code(digest: object) -> str:
+    """A digest as HTML: its short form, the whole one on hover; both escaped."""
+    if not digest:
+        return "<code>—</code>"
+    return f'<code title="{esc(digest)}">{esc(short(digest))}</code>'
 
 
 # -- the graph ------------------------------------------------------------------
@@ -224,10 +292,12 @@ def budget_bar(i: Mapping) -> str:
     share = i["size"] / limit
     state = "over" if share > 1 else "near" if share > 0.9 else "ok"
     title = f"{mib(i['size'])} of {mib(limit)} ({i.get('budget_from') or 'budget'})"
+    # an SVG bar, not a style="width: ...": the policy applies no inline style attribute
     return (
         f'<div class="budget {state}" data-id="{esc(i["id"])}" data-share="{share:.4f}"'
-        f' title="{esc(title)}"><div class="fill" style="width:{min(share, 1) * 100:.1f}%">'
-        f"</div></div><div>{100 * share:.0f}% of {esc(mib(limit))}</div>"
+        f' title="{esc(title)}"><svg width="100%" height="100%">'
+        f'<rect class="fill" width="{min(share, 1) * 100:.1f}%" height="100%"></rect></svg>'
+        f"</div><div>{100 * share:.0f}% of {esc(mib(limit))}</div>"
     )
 
 
@@ -250,15 +320,15 @@ def since(i: Mapping) -> str:
         return f'<span class="badge">not in {esc(p.get("source", "registry"))}</span>'
     where = esc(p.get("source", ""))
     if p["digest"] == i["digest"]:
-        return (
-            f'<span class="badge ok">unchanged</span> <code>{short(i["digest"])}</code> ({where})'
-        )
+        return f'<span class="badge ok">unchanged</span> {digest_code(i["digest"])} ({where})'
     delta = ""
-    if p.get("size") is not None:
+    if is_number(p.get("size")):
         delta = f" {signed_mib(i['size'] - p['size'])}"
+    elif p.get("size") is not None:
+        delta = f" (published size: {mib(p['size'])})"
     return (
         f'<span class="badge warn">changed</span>{esc(delta)}<br>'
-        f"<code>{short(p['digest'])}</code> → <code>{short(i['digest'])}</code> ({where})"
+        f"{digest_code(p['digest'])} → {digest_code(i['digest'])} ({where})"
     )
 
 
@@ -294,9 +364,13 @@ def supply_cell(i: Mapping) -> str:
 
 
 def sizes_plot(i: Mapping) -> str:
-    """Sizes over the last publishes, then the current build (red)."""
-    points = [(h["time"], h["size"]) for h in i.get("history", [])]
+    """Sizes over the last publishes, then the current build (red); a publish whose
+    size is not a number is left off the plot and named in its title."""
+    history = i.get("history", [])
+    points = [(h["time"], h["size"]) for h in history if is_number(h["size"])]
     points.append(("this build", i["size"]))
+    odd = "; ".join(f"{h['time']}: {mib(h['size'])}" for h in history if not is_number(h["size"]))
+    note = f"<title>left off: {esc(odd)}</title>" if odd else ""
     w, h, pad = 180, 46, 5
     top = max([s for _, s in points] + [i.get("budget_bytes") or 0]) or 1
     step = (w - 2 * pad) / max(len(points) - 1, 1)
@@ -313,7 +387,7 @@ def sizes_plot(i: Mapping) -> str:
     )
     return (
         f'<svg class="sizes" data-id="{esc(i["id"])}" xmlns="http://www.w3.org/2000/svg"'
-        f' width="{w}" height="{h}" viewBox="0 0 {w} {h}">{cap}'
+        f' width="{w}" height="{h}" viewBox="0 0 {w} {h}">{note}{cap}'
         f'<polyline class="line" points="{line}"></polyline>{dots}</svg>'
     )
 
@@ -356,8 +430,8 @@ def table(images: Sequence[Mapping]) -> str:
         tags = "".join(f"<code>{esc(t)}</code>" for t in i["tags"])
         rows.append(
             f'<tr class="image" id="row-{esc(i["id"])}" data-id="{esc(i["id"])}">'
-            f"<td><b>{esc(i['id'])}</b><br><code>{short(i['digest'])}</code></td>"
-            f'<td class="num">{esc(mib(i["size"]))}<br>{i["layers"]} layers</td>'
+            f"<td><b>{esc(i['id'])}</b><br>{digest_code(i['digest'])}</td>"
+            f'<td class="num">{esc(mib(i["size"]))}<br>{esc(i["layers"])} layers</td>'
             f"<td>{budget_bar(i)}</td><td>{esc(shared(i))}</td><td>{since(i)}</td>"
             f"<td>{sizes_plot(i)}</td><td>{build_cell(i)}</td><td>{supply_cell(i)}</td>"
             f'<td class="tags">{tags}</td></tr>'
@@ -390,13 +464,12 @@ def render(model: Mapping) -> str:
     images = model["images"]
     notes = "".join(f"<li>{esc(n)}</li>" for n in model.get("notes", []))
     sources = model.get("sources", {})
-    data = json.dumps(
-        {"images": [i["id"] for i in images], "generated": model.get("generated")}
-    ).replace("</", "<\\/")
+    csp = policy(JS, CSS)  # of the very texts below
+    data = script_json({"images": [i["id"] for i in images], "generated": model.get("generated")})
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<meta http-equiv="Content-Security-Policy" content="{esc(csp)}">
 <title>{esc(model["title"])}</title><style>{CSS}</style></head>
 <body>
 <h1>{esc(model["title"])}</h1>
@@ -412,8 +485,8 @@ last publish. Hover a node to see its edges and row.</div>
 {esc(sources.get("published", ""))}. Publish history: {esc(sources.get("history", ""))}.</div>
 <div class="scroll">{table(images)}</div>
 <h2>Time per image</h2>
-<div class="meta legend"><span><i style="background:#7a5af8"></i>built by BuildKit</span>
-<span><i style="background:#2e90fa"></i>staging hit</span> (the last run of each image's
+<div class="meta legend"><span><i class="build"></i>built by BuildKit</span>
+<span><i class="hit"></i>staging hit</span> (the last run of each image's
 build action)</div>
 <div class="scroll">{times_plot(images)}</div>
 {f'<h2>Notes</h2><ul class="notes">{notes}</ul>' if notes else ""}
