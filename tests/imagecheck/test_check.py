@@ -172,3 +172,26 @@ def test_generic_targets():
     assert check.covers("gfx90a:xnack-", "gfx90a")
     assert not check.covers("gfx1100", "gfx1101")
     assert not check.covers("gfx11-generic", "gfx942")
+
+
+def test_an_image_that_cannot_run_is_one_line_and_exit_2(tmp_path, capsys):
+    docker = tmp_path / "docker"
+    docker.write_text(
+        "#!/bin/sh\necho 'Unable to find image' >&2\n"
+        "echo 'docker: Error response from daemon: manifest unknown' >&2\nexit 125\n"
+    )
+    docker.chmod(0o755)
+    assert check.main(["registry.invalid/x:1", "--docker", str(docker)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "imagecheck: error: registry.invalid/x:1: the probe could not run:"
+        " docker: Error response from daemon: manifest unknown"
+    ]
+    assert check.main(["registry.invalid/x:1", "--pull", "--docker", str(docker)]) == 2
+    assert "docker pull registry.invalid/x:1: docker: Error response" in capsys.readouterr().err
+
+
+def test_help():
+    with pytest.raises(SystemExit) as e:
+        check.main(["--help"])
+    assert e.value.code == 0

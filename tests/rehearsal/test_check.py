@@ -268,3 +268,17 @@ def test_a_rocm_library_outside_opt_rocm_is_named(tmp_path):
     assert clean.ok and "none of its 1 library files" in clean.detail, clean
     assert not linked.ok
     assert linked.detail == f"elsewhere: {root}/usr/lib/x86_64-linux-gnu/libamdhip64.so.7"
+
+
+def test_a_removal_counts_as_noticed_only_when_a_failure_names_it():
+    from tools.imagecheck.check import Result
+    from tools.rehearsal import breakage
+
+    lib = breakage.Removal("libMIOpen.so.1", ("/opt/rocm-10.1.0/lib/libMIOpen.so.1.0",))
+    kernels = breakage.Removal("rocBLAS has no kernels for gfx1100", ("/opt/rocm/lib/x",))
+    loader = Result("torch loads", False, "import torch: libMIOpen.so.1: cannot open shared object")
+    assert breakage.named([loader], lib)
+    assert not breakage.named([Result("torch loads", True, "libMIOpen.so.1 (linked)")], lib)
+    assert not breakage.named([loader], kernels)
+    gap = Result("rocBLAS kernels for gfx1100", False, "rocBLAS has no kernels for gfx1100 in ...")
+    assert breakage.named([gap], kernels)

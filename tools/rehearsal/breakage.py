@@ -16,6 +16,7 @@ tools/imagecheck must fail on each, naming the missing library or the arch.
 
 from __future__ import annotations
 
+import concurrent.futures
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -97,22 +98,30 @@ def named(results: list[imagecheck.Result], removal: Removal) -> bool:
     return any(not r.ok and word in r.detail for r in results)
 
 
-def run(image: str, arch: str, docker: str = "docker") -> tuple[int, int, list[str]]:
-    """(derived images tried, failures that named the removal, the misses)."""
+def attempt(image: str, arch: str, n: int, removal: Removal, docker: str) -> str | None:
+    """Derive image ``n`` without ``removal`` and check it: None when a failure names
+    what was removed, else the miss."""
+    tag = f"rocm-pytorch-breakage:{n}"
+    derive(image, removal, tag, docker)
+    try:
+        results = imagecheck.check(tag, arch, docker)
+    finally:
+        subprocess.run([docker, "rmi", "--force", tag], capture_output=True, check=False)
+    if named(results, removal):
+        return None
+    failed = [r.name for r in results if not r.ok] or ["every check passed"]
+    return f"without {removal.what}: {'; '.join(failed)}"
+
+
+def run(image: str, arch: str, docker: str = "docker", jobs: int = 2) -> tuple[int, int, list[str]]:
+    """(derived images tried, failures that named the removal, the misses); ``jobs``
+    derived images at a time."""
     needs = imagecheck.load_needs()
     probe = imagecheck.run_probe(image, needs, docker)
-    tried, hits, misses = 0, 0, []
-    for n, removal in enumerate(removals(image, probe, needs, arch, docker)):
-        tag = f"rocm-pytorch-breakage:{n}"
-        derive(image, removal, tag, docker)
-        try:
-            results = imagecheck.check(tag, arch, docker)
-        finally:
-            subprocess.run([docker, "rmi", "--force", tag], capture_output=True, check=False)
-        tried += 1
-        if named(results, removal):
-            hits += 1
-        else:
-            passed = [r.name for r in results if not r.ok] or ["every check passed"]
-            misses.append(f"without {removal.what}: {'; '.join(passed)}")
-    return tried, hits, misses
+    todo = removals(image, probe, needs, arch, docker)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        outcomes = list(
+            pool.map(lambda nr: attempt(image, arch, nr[0], nr[1], docker), enumerate(todo))
+        )
+    misses = [m for m in outcomes if m is not None]
+    return len(todo), len(todo) - len(misses), misses
