@@ -29,10 +29,19 @@ them, action keys of this run's own):
   C++ function with torch.utils.cpp_extension.load_inline (ninja, c++);
   vllm and lmcache, started with their default command, answer /health
   on loopback within SERVE_LIMIT seconds and their HEALTHCHECK passes, and
-  /v1/completions through a Triton kernel;
+  /v1/completions through a Triton kernel; the stand-in upstream has no ROCm
+  library outside /opt/rocm-*/lib;
+- tools/imagecheck on every image that is run (RUN_IMAGES), for gfx1100 and
+  for the family: every ROCm library loads, every package imports and links
+  what the real project links, every kernel covers the arch;
+- tools/rehearsal/breakage.py: images derived from lmcache, each without one
+  library or one gfx1100 kernel directory, each failing tools/imagecheck
+  with its name (0 misses);
 - `bazel run //images:push_default` publishes the group to the engine's
   loopback registry without building anything again, and
-  `push_default.verify` finds every tag of the plan on its digest;
+  `push_default.verify` finds every tag of the plan on its digest, and
+  `python3 -m tools.imagecheck --pull` passes on rocm-runtime and vllm by
+  their published tags;
 - `bazel run //images:report` writes the family report (every image published on the
   digest just built) and it holds up in headless chromium (.ci/report_check.py);
 - the wheelhouse, collected from that registry, installs torch and vllm with
@@ -112,6 +121,15 @@ UPSTREAM = "//images/rehearsal:upstream"
 SERVE_LIMIT = 60
 KV_TRANSFER_CONFIG = '{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}'
 BUILDS = ("UpstreamBuild", "ImageBuild")
+# The team compiler cache the builds are given: one that does not answer (port 9 of
+# loopback refuses), so every compiling RUN warns once and builds with its local ccache;
+# its endpoint, a marker, must appear in no image (docs/mirrors.md, "Compiler cache").
+CACHE_MARKER = f"rehearsal-cache-{os.getpid()}-{time.time_ns()}"
+COMPILER_CACHE = (
+    '[compiler_cache]\nbackend = "sccache-webdav"\n'
+    f'endpoint = "http://127.0.0.1:9/{CACHE_MARKER}"\n'
+)
+CACHE_WARNING = "does not answer"
 # The images that are run (a CMD or an ENTRYPOINT of their own or their parent's):
 # tools/imagecheck checks each for what a GPU host needs of it.
 RUN_IMAGES = ["rocm-runtime", "pytorch-base", "pytorch", "pytorch-run", "pytorch-test"]
@@ -145,7 +163,8 @@ class Run:
         root.mkdir(parents=True, exist_ok=True)
         self.mirrors = root / "mirrors.toml"
         self.mirrors.write_text(
-            "# the defaults (tools/mirrors), written out: .ci/rehearsal_checks.py\n"
+            "# the defaults (tools/mirrors) and a compiler cache that does not answer:"
+            " .ci/rehearsal_checks.py\n" + COMPILER_CACHE
         )
         self.env = dict(
             os.environ,
@@ -296,6 +315,28 @@ def main() -> int:
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
         return proc.stdout.strip().splitlines()[-1]
 
+    @check(
+        "a compiler cache that does not answer: each compiling RUN warns in one line and"
+        " builds with its local ccache"
+    )
+    def _dead_cache():
+        logs = REPO / "bazel-out" / "logs" / "images"
+        warned = {}
+        for name in LOGS:
+            text = (logs / f"{name}.log").read_text(errors="replace")
+            lines = [line for line in text.splitlines() if CACHE_WARNING in line]
+            if lines:
+                warned[name] = len(lines)
+        sample = next(
+            line.split("build-env: ", 1)[-1]
+            for name in warned
+            for line in (logs / f"{name}.log").read_text(errors="replace").splitlines()
+            if CACHE_WARNING in line
+        )
+        compiling = {"pytorch.gfx1100", "nixl-wheel.gfx1100", "vllm.gfx1100"}
+        assert compiling <= set(warned), f"no warning in {sorted(compiling - set(warned))}"
+        return f"{sum(warned.values())} warnings in {len(warned)} builds, e.g. {sample!r}"
+
     @check("a second build runs nothing (warm)")
     def _warm():
         spawns, wall = run.build(UPSTREAM, *TARGETS)
@@ -396,6 +437,30 @@ def main() -> int:
         tried, named, misses = breakage.run(image, ARCH)
         assert tried and not misses, f"{len(misses)} misses of {tried}: " + " | ".join(misses)
         return f"{tried} derived images, {named} failures named what was removed, 0 misses"
+
+    @check("the compiler cache's endpoint is in no image: no config, history or layer names it")
+    def _cache_in_no_image():
+        upstream = {b.digest for b in image_check.desc.load(run.descriptor(UPSTREAM)).layers}
+        scanned, skipped, found = {}, 0, []
+        for target, d in built.items():
+            config = json.dumps(d.config)
+            if CACHE_MARKER in config:
+                found.append(f"{target}: its config (labels, env, history)")
+            for layer in d.layers:
+                if layer.digest in upstream:
+                    skipped += 1
+                    continue
+                if layer.digest not in scanned:
+                    scanned[layer.digest] = image_check.blob_holds(
+                        d.staging_registry, d.staging_name, layer, CACHE_MARKER.encode()
+                    )
+                if scanned[layer.digest]:
+                    found.append(f"{target}: layer {layer.digest[:19]}")
+        assert not found, "; ".join(found)
+        return (
+            f"{len(built)} images: configs and {len(scanned)} layers scanned"
+            f" ({skipped} upstream layers skipped), none holds {CACHE_MARKER!r}"
+        )
 
     pushed = {"registry": "", "refs": {}}
 
@@ -557,14 +622,19 @@ def main() -> int:
             for a, t in ((ARCH_FAMILY, runtime), (ARCH, label("rocm-runtime")))
         }
         mib = ", ".join(f"{a} {n / 2**20:,.0f} MiB" for a, n in sizes.items())
-        return f"2 builds in {wall:.0f}s; {kernels}; rocm-runtime compressed: {mib}"
+        checked = ", ".join(f"{r.name.split()[0]} {r.detail.split(':')[0]}" for r in results[-2:])
+        return (
+            f"2 builds in {wall:.0f}s; {kernels}; rocm-runtime compressed: {mib};"
+            f" tools/imagecheck for {members}: {checked} passed"
+        )
 
-    @check("another mirror setting runs 0 image builds (execution log)")
+    @check("another mirror setting and compiler cache endpoint run 0 image builds (execution log)")
     def _mirror_change():
         run.mirrors.write_text(
             '[apt.options]\n"Acquire::Retries" = "7"\n'
             '[pip]\nextra_index_urls = ["http://127.0.0.1:9/simple"]\n'
             '[git.rewrite]\n"https://github.com/" = "http://127.0.0.1:9/github/"\n'
+            '[compiler_cache]\nbackend = "ccache-http"\nendpoint = "http://127.0.0.1:9/other"\n'
         )
         spawns, wall = run.build(UPSTREAM, *TARGETS)
         assert spawns == {"UpstreamBuild": 0, "ImageBuild": 0}, spawns

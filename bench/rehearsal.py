@@ -72,7 +72,6 @@ IMAGES = {  # name: (Dockerfile, stage, Bazel target stem, context files)
             "docker/scripts/apt-install.sh",
             "docker/scripts/install-python.sh",
             "docker/scripts/build-tools.txt",
-            "docker/scripts/configure-sccache.sh",
             "docker/scripts/build-env.sh",
         ],
     ),

@@ -31,7 +31,7 @@ mirror settings of this run's own (so no image and no action is reused).
 Order: ours cold, ours one-file, prune, bake cold, bake one-file: each
 one-file build follows its own cold one. One-file: a comment appended to
 docker/scripts/nixl-rocm.py (only nixl-wheel's context; lmcache builds
-on it; --quick: docker/scripts/configure-sccache.sh, in
+on it; --quick: docker/scripts/build-tools.txt, in
 base's); restored after, and on any exit.
 
 It sets up what it needs in a state dir of its own (removed at the end): a
@@ -74,7 +74,7 @@ from tools.tagconf import catalog as catalog_mod  # noqa: E402
 UPSTREAM = "//images/rehearsal:upstream"
 PINS = ROOT / "images/rehearsal/pins.bazelrc"
 ONE_FILE = "docker/scripts/nixl-rocm.py"  # in nixl-wheel's context only
-ONE_FILE_QUICK = "docker/scripts/configure-sccache.sh"  # in base's context only
+ONE_FILE_QUICK = "docker/scripts/build-tools.txt"  # in base's context (and triton's)
 QUICK = ["rocm-runtime", "pytorch-base"]
 # a cold full run: the stand-in tree and its pulls, two BuildKit caches in turn, staging
 DISK_GB = {False: 50, True: 20}

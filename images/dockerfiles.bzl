@@ -21,7 +21,6 @@ DOCKERFILE_SRCS = {
         _S + "apt-install.sh",
         _S + "install-python.sh",
         _S + "build-tools.txt",
-        _S + "configure-sccache.sh",
         _S + "build-env.sh",
     ],
     "docker/Dockerfile.cupy": _WHEEL_BUILD,
@@ -69,6 +68,7 @@ DOCKERFILE_SRCS = {
         _S + "build-tools.txt",
         _S + "fetch-source.sh",
         _S + "own-packages.py",
+        _S + "build-env.sh",
         _S + "build-triton.sh",
     ],
     "docker/Dockerfile.vllm": _WHEEL_BUILD + [

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # Build the triton wheel from a source checkout.
 #
 # Usage: build-triton.sh --version TRITON_VERSION SRC_DIR OUT_DIR
@@ -45,8 +46,16 @@ cores=$(nproc)
 mem_jobs=$(awk '/^MemTotal:/ {print int($2 / (3 * 1024 * 1024))}' /proc/meminfo)
 jobs=$((mem_jobs < cores ? mem_jobs : cores))
 export MAX_JOBS=$((jobs > 0 ? jobs : 1))
-export TRITON_BUILD_WITH_CCACHE=true
-export CCACHE_DIR=/root/.cache/ccache
+# The build host's compiler cache (build-env.sh, compiler cache only: this
+# build has no GPU arch): ccache in the cache mount, or with it the
+# ccache-http server of the host's settings; the image has no sccache, so an
+# sccache backend leaves triton on the local ccache. Triton's setup.py puts
+# ccache in front of the compilers with TRITON_BUILD_WITH_CCACHE.
+# shellcheck source=build-env.sh
+ROCM_PYTORCH_BUILD_ENV=compiler-cache . "$script_dir/build-env.sh"
+if [ "${CMAKE_CXX_COMPILER_LAUNCHER:-}" = ccache ]; then
+    export TRITON_BUILD_WITH_CCACHE=true
+fi
 
 nvidia_tools=$(mktemp -d)
 constraints=$(mktemp)

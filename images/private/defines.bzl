@@ -31,11 +31,7 @@ FLAG_KEYS = ["attest", "reproducible", "sign"]
 OPTIONAL_ARGS = [
     "AITER_REF",
     "FLASH_ATTN_REF",
-    "SCCACHE_BUCKET",
-    "SCCACHE_ENDPOINT",
-    "SCCACHE_REGION",
     "SCCACHE_VERSION",
-    "SCCACHE_WEBDAV_ENDPOINT",
     "TRITON_KERNELS_REF",
     "UCX_REF",
 ]

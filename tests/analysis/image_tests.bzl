@@ -662,7 +662,7 @@ define_checks_test = unittest.make(_define_checks_impl)
 
 _KNOWN_KEYS = "arch, attest, builders, cache_registry, heavy_dockerfile, registry, reproducible, sign, staging, upstream, the catalogue's upper-case keys (ROCM_VERSION, PYTORCH_VERSION, VCS_REF) and optional build args"
 
-_OPTIONAL = "AITER_REF, FLASH_ATTN_REF, SCCACHE_BUCKET, SCCACHE_ENDPOINT, SCCACHE_REGION, SCCACHE_VERSION, SCCACHE_WEBDAV_ENDPOINT, TRITON_KERNELS_REF, UCX_REF"
+_OPTIONAL = "AITER_REF, FLASH_ATTN_REF, SCCACHE_VERSION, TRITON_KERNELS_REF, UCX_REF"
 
 def _reproducible_define_impl(ctx):
     """`--define reproducible=1` (--config=release) passes --reproducible; 0 or none: plain output."""

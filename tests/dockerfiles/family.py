@@ -28,13 +28,9 @@ UPSTREAM_TARGETS = frozenset({"rocm-runtime", "triton-wheel", "pytorch-src"})
 # a `# NAME description` comment (shown by `--call=outline`). Keep this list
 # and the Dockerfiles in step: outline_test fails on a difference either way.
 OPTIONAL_ARGS: dict[str, dict[str, str]] = {
-    "docker/Dockerfile.base": {
-        "SCCACHE_VERSION": "0.16.0",
-        "SCCACHE_BUCKET": "",
-        "SCCACHE_REGION": "",
-        "SCCACHE_ENDPOINT": "",
-        "SCCACHE_WEBDAV_ENDPOINT": "",
-    },
+    # the compiler cache's backend is no build arg: a setting of the build host
+    # (tools/mirrors [compiler_cache]), mounted as a secret where builds compile
+    "docker/Dockerfile.base": {"SCCACHE_VERSION": "0.16.0"},
     "docker/Dockerfile.aiter": {"AITER_REF": "v0.1.10.post3"},
     "docker/Dockerfile.nixl": {"UCX_REF": "v1.19.0"},
     "docker/Dockerfile.vllm": {

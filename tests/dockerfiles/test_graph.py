@@ -9,7 +9,8 @@ rules build their Bazel graph from those parents, so this is the check that
 the Bazel graph and the Dockerfiles' graph agree. Also: every ARG a stage
 uses is declared and every declared ARG used, every file taken from the
 build context exists under docker/, and images/dockerfiles.bzl wires exactly
-those files.
+those files; every RUN that reaches the network mounts the mirror secrets,
+and every RUN that compiles the compiler cache's.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import shlex
 from pathlib import Path
 
@@ -35,7 +37,7 @@ from tests.dockerfiles.family import (
     upstream_ref,
 )
 from tools.dockerfile import model
-from tools.mirrors.secrets import SECRETS
+from tools.mirrors.secrets import COMPILER_CACHE_SECRETS, OPTIONAL_SECRETS, SECRETS
 from tools.tagconf.spec import ARCH_BUILD_ARG
 
 # Every file of docker/scripts (the //docker:scripts filegroup, as Bazel sees it).
@@ -362,3 +364,164 @@ def test_optional_args_are_the_ones_the_rules_pass():
         f"only in images/private/defines.bzl: {sorted(rules - declared)};"
         f" only in tests/dockerfiles/family.py: {sorted(declared - rules)}"
     )
+
+
+# The local compiler cache: a BuildKit cache mount, the fallback of every
+# compiler cache server (docker/scripts/build-env.sh).
+CCACHE_MOUNT = "/root/.cache/ccache"
+# A script "compiles" when it sources build-env.sh, which picks the compiler cache.
+_SOURCES_BUILD_ENV = re.compile(r'^\s*(?:\w+=\S+\s+)?\. "\$script_dir/build-env\.sh"', re.M)
+# The compiler cache's backend settings: the build host's (tools/mirrors
+# [compiler_cache]), never a build arg, ENV or anything else of a Dockerfile.
+BACKEND_SETTING = re.compile(
+    r"\b(?:SCCACHE_(?!VERSION\b)[A-Z0-9_]+|CCACHE_REMOTE_STORAGE|AWS_SHARED_CREDENTIALS_FILE)\b"
+    r"|\bsccache_aws\b"
+)
+
+
+def compiling_scripts() -> list[str]:
+    """The docker/scripts that source build-env.sh (its compiler cache), by file name."""
+    return sorted(Path(p).name for p in SCRIPTS if _SOURCES_BUILD_ENV.search(Path(p).read_text()))
+
+
+def compiler_cache_problems(path: str) -> list[str]:
+    """Each RUN of ``path`` that compiles (mounts the ccache cache, or runs a script that
+    sources build-env.sh) mounts both compiler cache secrets where build-env.sh reads
+    them, optional, with the ccache cache and the network."""
+    problems = []
+    scripts = compiling_scripts()
+    for stage in model.parse(path).stages:
+        for ins in stage.instructions:
+            if ins.keyword != "RUN":
+                continue
+            mounts = ins.mounts()
+            caches = {m.get("target") for m in mounts if m.get("type") == "cache"}
+            secrets = {m.get("id"): m for m in mounts if m.get("type") == "secret"}
+            runs = [name for name in scripts if f"/{name}" in ins.body]
+            if CCACHE_MOUNT not in caches and not runs:
+                continue
+            where = f"{path}:{ins.line}: RUN compiles ({', '.join(runs) or 'ccache mount'})"
+            for secret in COMPILER_CACHE_SECRETS:
+                mount = secrets.get(secret)
+                target = OPTIONAL_SECRETS[secret]
+                if mount is None:
+                    problems.append(f"{where} but does not mount the secret {secret}")
+                elif mount.get("target", f"/run/secrets/{secret}") != target:
+                    problems.append(f"{where}: secret {secret} mounted at {mount['target']}")
+                elif mount.get("required", "false") != "false":
+                    problems.append(f"{where}: secret {secret} must stay optional")
+            if CCACHE_MOUNT not in caches:
+                problems.append(f"{where} without the cache mount {CCACHE_MOUNT}")
+            if ins.flags.get("network") == ["none"]:
+                problems.append(f"{where} with --network=none: no compiler cache server")
+    return problems
+
+
+def backend_setting_problems(path: str) -> list[str]:
+    """Lines of ``path`` that name a compiler cache backend setting."""
+    return [
+        f"{path}:{n}: names {m.group(0)}"
+        for n, line in enumerate(Path(path).read_text().splitlines(), 1)
+        for m in BACKEND_SETTING.finditer(line)
+    ]
+
+
+# The RUNs that compile, per Dockerfile: the check above must find them all.
+COMPILING_RUNS = {
+    "docker/Dockerfile.aiter": 1,
+    "docker/Dockerfile.cupy": 1,
+    "docker/Dockerfile.lmcache": 1,
+    "docker/Dockerfile.nixl": 1,
+    "docker/Dockerfile.pytorch": 3,  # MAGMA, AOTriton, torch
+    "docker/Dockerfile.torchvision": 1,
+    "docker/Dockerfile.triton": 1,
+    "docker/Dockerfile.vllm": 2,  # vllm, flash-attention
+}
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILE_IDS)
+def test_every_run_that_compiles_mounts_the_compiler_cache(dockerfile):
+    # should mount compiler-cache and compiler-cache-credentials (optional, where
+    # build-env.sh reads them) in every RUN that compiles, next to the ccache cache
+    assert not compiler_cache_problems(dockerfile), "\n".join(compiler_cache_problems(dockerfile))
+    mounting = [
+        ins
+        for ins in run_instructions(dockerfile)
+        if {"compiler-cache"} <= {m.get("id") for m in ins.mounts() if m.get("type") == "secret"}
+    ]
+    # should find exactly the compiling RUNs of the family (the check is not vacuous)
+    assert len(mounting) == COMPILING_RUNS.get(dockerfile, 0), [i.line for i in mounting]
+
+
+def test_the_scripts_that_compile_are_found():
+    assert compiling_scripts() == [
+        "build-aotriton.sh",
+        "build-magma.sh",
+        "build-pytorch.sh",
+        "build-triton.sh",
+        "build-wheel.sh",
+    ]
+
+
+def test_a_run_that_compiles_without_the_compiler_cache_fails_the_check(tmp_path):
+    df = tmp_path / "Dockerfile"
+    df.write_text(
+        "FROM scratch AS s\n"
+        "RUN --mount=type=cache,target=/root/.cache/ccache \\\n"
+        "    /opt/build/build-wheel.sh --arch gfx950 /src /wheels\n"
+        "RUN --mount=type=cache,target=/root/.cache/ccache \\\n"
+        "    --mount=type=secret,id=sccache_aws \\\n"
+        "    make -C /src\n"
+        "RUN --mount=type=secret,id=compiler-cache,required=true \\\n"
+        "    --mount=type=secret,id=compiler-cache-credentials,target=/root/creds \\\n"
+        "    /opt/build/build-pytorch.sh /src /wheels\n"
+        "RUN --network=none --mount=type=cache,target=/root/.cache/ccache \\\n"
+        "    --mount=type=secret,id=compiler-cache \\\n"
+        "    --mount=type=secret,id=compiler-cache-credentials \\\n"
+        "    /opt/build/build-magma.sh --arch gfx950 /opt/rocm/magma\n"
+        "RUN --mount=type=cache,target=/root/.cache/ccache \\\n"
+        "    --mount=type=secret,id=compiler-cache \\\n"
+        "    --mount=type=secret,id=compiler-cache-credentials \\\n"
+        "    /opt/build/build-triton.sh --version 3.9.0 /src /wheels\n"
+        "RUN /opt/build/fetch-source.sh https://example.invalid/x.git v1 /src\n"
+    )
+    got = compiler_cache_problems(str(df))
+    w = f"{df}:2: RUN compiles (build-wheel.sh)"
+    c = f"{df}:4: RUN compiles (ccache mount)"
+    p = f"{df}:7: RUN compiles (build-pytorch.sh)"
+    m = f"{df}:10: RUN compiles (build-magma.sh)"
+    assert got == [
+        f"{w} but does not mount the secret compiler-cache",
+        f"{w} but does not mount the secret compiler-cache-credentials",
+        f"{c} but does not mount the secret compiler-cache",
+        f"{c} but does not mount the secret compiler-cache-credentials",
+        f"{p}: secret compiler-cache must stay optional",
+        f"{p}: secret compiler-cache-credentials mounted at /root/creds",
+        f"{p} without the cache mount /root/.cache/ccache",
+        f"{m} with --network=none: no compiler cache server",
+    ]
+    assert backend_setting_problems(str(df)) == [f"{df}:5: names sccache_aws"]
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILE_IDS)
+def test_no_dockerfile_names_a_compiler_cache_backend(dockerfile):
+    # should leave the backend (SCCACHE_BUCKET, SCCACHE_ENDPOINT, ...) and its
+    # credentials to the build host's settings: no build arg, ENV or secret of its own
+    assert not backend_setting_problems(dockerfile), "\n".join(backend_setting_problems(dockerfile))
+
+
+def test_the_backend_check_finds_the_old_build_args(tmp_path):
+    df = tmp_path / "Dockerfile"
+    df.write_text(
+        "FROM scratch\n"
+        "# SCCACHE_VERSION is the client's release\n"
+        "ARG SCCACHE_VERSION=0.16.0\n"
+        'ARG SCCACHE_BUCKET=""\n'
+        "ARG SCCACHE_WEBDAV_ENDPOINT\n"
+        "ENV CCACHE_REMOTE_STORAGE=http://cache.example.internal/ccache\n"
+    )
+    assert backend_setting_problems(str(df)) == [
+        f"{df}:4: names SCCACHE_BUCKET",
+        f"{df}:5: names SCCACHE_WEBDAV_ENDPOINT",
+        f"{df}:6: names CCACHE_REMOTE_STORAGE",
+    ]

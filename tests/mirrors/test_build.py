@@ -38,7 +38,14 @@ def registry(tmp_path):
     r.stop()
 
 
-def write_settings(file, netrc_file, ca_file, index: str) -> None:
+CC_PASSWORD = "cc-Cache-pw-0123"  # the compiler cache's, in its credentials file
+
+
+def write_settings(
+    file, netrc_file, ca_file, index: str, cache: str = "http://127.0.0.1:9/c"
+) -> None:
+    login = file.parent / "cc-login"
+    login.write_text(f"builder:{CC_PASSWORD}\n")
     file.write_text(
         f"""
 [pip]
@@ -49,6 +56,10 @@ index_url = "{index}"
 netrc = "{netrc_file}"
 [tls]
 ca_bundle = "{ca_file}"
+[compiler_cache]
+backend = "sccache-webdav"
+endpoint = "{cache}"
+credentials = "{login}"
 """
     )
 
@@ -86,6 +97,7 @@ def test_secrets_reach_the_step_and_nothing_else(
     for layer in d.layers:
         data = blob(registry, d.staging_name, layer.digest)
         assert PASSWORD.encode() not in data and PASSWORD.encode() not in gzip.decompress(data)
+        assert CC_PASSWORD.encode() not in gzip.decompress(data)
         with tarfile.open(fileobj=io.BytesIO(gzip.decompress(data))) as tar:
             for member in tar.getmembers():
                 f = tar.extractfile(member) if member.isfile() else None
@@ -102,13 +114,21 @@ def test_secrets_reach_the_step_and_nothing_else(
     ):
         assert PASSWORD.encode() not in text, f"the netrc password is in the {where}"
         assert CA_BODY.encode() not in text, f"the CA bundle is in the {where}"
+        assert CC_PASSWORD.encode() not in text, f"the compiler cache password is in the {where}"
+        # the cache server is the host's setting: no image names it
+        assert b"127.0.0.1:9/c" not in text or where == "log", f"the cache is in the {where}"
     assert "# mirrors (" in log and f"credentials: {netrc_file} (netrc)" in log
+    assert "compiler cache: sccache-webdav at http://127.0.0.1:9/c" in log
 
 
 def test_other_mirrors_rebuild_nothing(tmp_path, registry, settings_file, netrc_file, ca_file):
     write_settings(settings_file, netrc_file, ca_file, "http://127.0.0.1:9/simple")
     first, _, _ = imagebuild(tmp_path, registry, "first")
-    write_settings(settings_file, netrc_file, ca_file, "http://127.0.0.1:10/other/simple")
+    # other mirrors, other credentials, another compiler cache server
+    write_settings(
+        settings_file, netrc_file, ca_file, "http://127.0.0.1:10/other/simple",
+        cache="http://127.0.0.1:11/other-cache",
+    )  # fmt: skip
     netrc_file.write_text("machine 127.0.0.1 login builder password another-secret\n")
     # --no-reuse: BuildKit runs (else staging's copy of this content key is used as is)
     second, _, log = imagebuild(tmp_path, registry, "second", "--no-reuse")
@@ -117,6 +137,7 @@ def test_other_mirrors_rebuild_nothing(tmp_path, registry, settings_file, netrc_
     # should take the step that mounts the secrets from BuildKit's cache
     assert step and f"{step[0]} CACHED" in log.splitlines(), log[-2000:]
     assert "pip index: http://127.0.0.1:10/other/simple" in log
+    assert "compiler cache: sccache-webdav at http://127.0.0.1:11/other-cache" in log
 
 
 def test_bad_settings_fail_the_build_in_one_line(tmp_path, registry, settings_file, capsys):

@@ -11,6 +11,7 @@ import pytest
 
 from tests.mirrors.conftest import PASSWORD
 from tools.mirrors import cli
+from tools.mirrors.settings import STANDIN_ARCHIVE as STANDIN
 
 
 @pytest.fixture
@@ -111,3 +112,49 @@ def test_every_command_has_help(capsys):
             cli.main(argv)
         assert e.value.code == 0
     assert "netrc" in capsys.readouterr().out
+
+
+def test_show_names_the_compiler_cache_and_its_credentials_file(settings_file, tmp_path, capsys):
+    login = tmp_path / "cc-login"
+    login.write_text(f"builder:{PASSWORD}\n")
+    settings_file.write_text(
+        '[compiler_cache]\nbackend = "sccache-webdav"\n'
+        f'endpoint = "http://cache.example:8080/sccache"\ncredentials = "{login}"\n'
+    )
+    assert cli.main(["show"]) == 0
+    out = capsys.readouterr().out
+    assert "compiler cache: sccache-webdav at http://cache.example:8080/sccache" in out
+    assert f"compiler cache credentials: {login} (file)" in out and PASSWORD not in out
+    assert cli.main(["show", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["compiler_cache"] == {
+        "backend": "sccache-webdav",
+        "endpoint": "http://cache.example:8080/sccache",
+        "credentials": str(login),
+    }
+    assert cli.main(["render", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "(mounted at /run/secrets/compiler-cache)" in out
+    assert "(mounted at /run/secrets/compiler-cache-credentials)" in out
+
+
+def test_check_probe_asks_the_compiler_cache(settings_file, mirror, capsys):
+    # every mirror on loopback: no probe leaves this host
+    mirrors = (
+        f'[tls]\nca_bundle = ""\n[pip]\nindex_url = ""\n[apt.rewrite]\n"{STANDIN}" = "{mirror}/d"\n'
+    )
+    settings_file.write_text(
+        mirrors
+        + f'[compiler_cache]\nbackend = "ccache-http"\nendpoint = "{mirror}/ccache|layout=bazel"\n'
+    )
+    assert cli.main(["check", "--probe"]) == 0
+    assert f"compiler cache ccache-http at {mirror}/ccache: answers (HTTP 401)" in (
+        capsys.readouterr().out
+    )
+    settings_file.write_text(
+        mirrors + '[compiler_cache]\nbackend = "sccache-redis"\nendpoint = "redis://127.0.0.1:9"\n'
+    )
+    assert cli.main(["check", "--probe", "--timeout", "2"]) == 1
+    assert "compiler cache sccache-redis at redis://127.0.0.1:9: does not answer (" in (
+        capsys.readouterr().out
+    )

@@ -12,7 +12,14 @@ import pytest
 from tests.mirrors.conftest import PASSWORD
 from tools.mirrors import host as host_mod
 from tools.mirrors import secrets
-from tools.mirrors.settings import DEFAULTS, STANDIN_ARCHIVE, MirrorError, Settings, parse
+from tools.mirrors.settings import (
+    DEFAULTS,
+    STANDIN_ARCHIVE,
+    CompilerCache,
+    MirrorError,
+    Settings,
+    parse,
+)
 
 APT_INSTALL = Path("docker/scripts/apt-install.sh").resolve()  # runfiles path
 
@@ -74,6 +81,8 @@ def test_longer_archive_prefixes_are_tried_first(etc_apt):
 
 
 def full(netrc_file, ca_file) -> secrets.Resolved:
+    cc_login = netrc_file.parent / "cc-login"  # the compiler cache's user:password
+    cc_login.write_text(f"builder:{PASSWORD}\n")
     return secrets.Resolved(
         apt_rewrite=((STANDIN_ARCHIVE, "http://127.0.0.1:3142/debian"),),
         apt_options=(("Acquire::Check-Valid-Until", "false"),),
@@ -87,12 +96,18 @@ def full(netrc_file, ca_file) -> secrets.Resolved:
         ca_bundle=str(ca_file),
         rust_dist_server="https://rust.example.internal",
         rust_crates_registry="sparse+https://crates.example.internal/index/",
+        compiler_cache=CompilerCache(
+            backend="sccache-webdav",
+            endpoint="http://127.0.0.1:8080/sccache",
+            credentials=str(cc_login),
+        ),
     )
 
 
 def test_render_writes_each_secret_private(tmp_path, netrc_file, ca_file):
     out = secrets.render(full(netrc_file, ca_file), tmp_path / "secrets")
     assert sorted(out) == sorted([*secrets.SECRETS, *secrets.OPTIONAL_SECRETS])
+    assert out["compiler-cache-credentials"].read_text() == f"builder:{PASSWORD}\n"
     assert out["rust-mirror"].read_text().splitlines()[1:] == [
         "dist-server https://rust.example.internal",
         "crates-registry sparse+https://crates.example.internal/index/",
@@ -171,3 +186,172 @@ def test_apt_install_usage_errors(tmp_path):
     assert proc.returncode == 1 and "unknown option '--bogus'" in proc.stderr
     proc = run_apt_install("--available", secrets_dir=tmp_path, apt_dir=tmp_path)
     assert proc.returncode == 1 and "usage: apt-install.sh --available PACKAGE" in proc.stderr
+
+
+# --- the compiler cache -------------------------------------------------------
+
+HEADER = "# compiler cache of docker/scripts/build-env.sh (tools/mirrors)"
+
+
+def compiler_cache(backend: str, credentials: Path | None = None, **keys) -> secrets.Resolved:
+    cc = CompilerCache(backend=backend, credentials=str(credentials or ""), **keys)
+    return secrets.Resolved(compiler_cache=cc)
+
+
+@pytest.mark.parametrize(
+    "backend, keys, env",
+    [
+        ("none", {}, ["ROCM_PYTORCH_CC_BACKEND=none"]),
+        (
+            "sccache-webdav",
+            {"endpoint": "http://c.example:8080/sccache", "key_prefix": "rocm/gfx950"},
+            [
+                "ROCM_PYTORCH_CC_BACKEND=sccache-webdav",
+                "ROCM_PYTORCH_CC_ENDPOINT=http://c.example:8080/sccache",
+                "SCCACHE_WEBDAV_ENDPOINT=http://c.example:8080/sccache",
+                "SCCACHE_WEBDAV_KEY_PREFIX=rocm/gfx950",
+            ],
+        ),
+        (
+            "sccache-s3",
+            {"endpoint": "https://m.example:9000", "bucket": "cache", "region": "auto"},
+            [
+                "ROCM_PYTORCH_CC_BACKEND=sccache-s3",
+                "ROCM_PYTORCH_CC_ENDPOINT=https://m.example:9000",
+                "SCCACHE_BUCKET=cache",
+                "SCCACHE_ENDPOINT=https://m.example:9000",
+                "SCCACHE_S3_USE_SSL=true",
+                "SCCACHE_REGION=auto",
+            ],
+        ),
+        (
+            "sccache-s3",
+            {"endpoint": "http://127.0.0.1:9000", "bucket": "cache", "key_prefix": "p"},
+            [
+                "ROCM_PYTORCH_CC_BACKEND=sccache-s3",
+                "ROCM_PYTORCH_CC_ENDPOINT=http://127.0.0.1:9000",
+                "SCCACHE_BUCKET=cache",
+                "SCCACHE_ENDPOINT=http://127.0.0.1:9000",
+                "SCCACHE_S3_USE_SSL=false",
+                "SCCACHE_S3_KEY_PREFIX=p",
+            ],
+        ),
+        (
+            "sccache-gcs",
+            {"bucket": "cache"},
+            [
+                "ROCM_PYTORCH_CC_BACKEND=sccache-gcs",
+                "ROCM_PYTORCH_CC_ENDPOINT=https://storage.googleapis.com",
+                "SCCACHE_GCS_BUCKET=cache",
+                "SCCACHE_GCS_RW_MODE=READ_WRITE",
+            ],
+        ),
+        (
+            "sccache-redis",
+            {"endpoint": "rediss://r.example:6380", "key_prefix": "cc"},
+            [
+                "ROCM_PYTORCH_CC_BACKEND=sccache-redis",
+                "ROCM_PYTORCH_CC_ENDPOINT=rediss://r.example:6380",
+                "SCCACHE_REDIS_ENDPOINT=rediss://r.example:6380",
+                "SCCACHE_REDIS_KEY_PREFIX=cc",
+            ],
+        ),
+        (
+            "ccache-http",
+            {"endpoint": "http://c.example:8080/ccache|layout=bazel"},
+            [
+                "ROCM_PYTORCH_CC_BACKEND=ccache-http",
+                "ROCM_PYTORCH_CC_ENDPOINT=http://c.example:8080/ccache",
+                # quoted for the shell: | would be a pipe
+                "CCACHE_REMOTE_STORAGE='http://c.example:8080/ccache|layout=bazel'",
+            ],
+        ),
+    ],
+)
+def test_render_writes_the_compiler_cache_env_file(tmp_path, backend, keys, env):
+    out = secrets.render(compiler_cache(backend, **keys), tmp_path / "s")
+    assert sorted(out) == ["compiler-cache"]
+    assert out["compiler-cache"].read_text().splitlines() == [HEADER, *env]
+    assert stat.S_IMODE(out["compiler-cache"].stat().st_mode) == 0o600
+    # the shell reads back exactly the values (what build-env.sh gets)
+    proc = subprocess.run(
+        ["bash", "-c", f'set -a; . "{out["compiler-cache"]}"; env'],
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    got = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
+    for line in env:
+        name, _, value = line.partition("=")
+        assert got[name] == value.strip("'")
+
+
+@pytest.mark.parametrize(
+    "backend, keys, content",
+    [
+        ("sccache-s3", {"endpoint": "https://m.example", "bucket": "b"}, "[default]\n"),
+        ("sccache-gcs", {"bucket": "b"}, '{"type": "service_account"}\n'),
+        ("sccache-webdav", {"endpoint": "http://c.example/"}, "builder:pw\n"),
+        ("ccache-http", {"endpoint": "http://c.example/"}, "builder:pw"),
+    ],
+)
+def test_the_credentials_file_is_passed_unchanged(tmp_path, backend, keys, content):
+    file = tmp_path / "credentials"
+    file.write_bytes(content.encode())
+    resolved = compiler_cache(backend, file, **keys)
+    out = secrets.render(resolved, tmp_path / "s")
+    assert sorted(out) == ["compiler-cache", "compiler-cache-credentials"]
+    assert out["compiler-cache-credentials"].read_bytes() == content.encode()
+    assert stat.S_IMODE(out["compiler-cache-credentials"].stat().st_mode) == 0o600
+    # the env file names no credentials, the build's arguments only the files
+    assert "pw" not in out["compiler-cache"].read_text()
+    args = secrets.buildx_args(out)
+    assert f"id=compiler-cache-credentials,src={out['compiler-cache-credentials']}" in args
+    assert content not in " ".join(args)
+    assert f"compiler cache credentials: {file} (file)" in resolved.describe()
+
+
+def test_the_default_local_ccache_renders_no_compiler_cache_secret(tmp_path):
+    # absent when not configured: the RUN steps then mount nothing, as before
+    assert secrets.render(secrets.Resolved(), tmp_path / "a") == {}
+    assert secrets.render(compiler_cache("local"), tmp_path / "b") == {}
+    assert secrets.Resolved().describe() == []
+    assert set(secrets.COMPILER_CACHE_SECRETS) <= set(secrets.OPTIONAL_SECRETS)
+    assert not set(secrets.COMPILER_CACHE_SECRETS) & set(secrets.SECRETS)
+
+
+def test_a_credentials_file_gone_before_the_build_is_an_error(tmp_path):
+    resolved = compiler_cache("sccache-webdav", tmp_path / "gone", endpoint="http://c.example/")
+    with pytest.raises(MirrorError, match=r"cannot read .*/gone for the build's compiler-cache-c"):
+        secrets.render(resolved, tmp_path / "s")
+
+
+@pytest.mark.parametrize(
+    "backend, keys, line",
+    [
+        ("none", {}, "compiler cache: none"),
+        (
+            "sccache-s3",
+            {"endpoint": "https://m.example:9000", "bucket": "b", "region": "auto"},
+            "compiler cache: sccache-s3 at https://m.example:9000/b (region auto)",
+        ),
+        (
+            "sccache-gcs",
+            {"bucket": "b", "key_prefix": "rocm"},
+            "compiler cache: sccache-gcs at gs://b (key prefix rocm)",
+        ),
+        (
+            "sccache-webdav",
+            {"endpoint": "http://c.example/sccache"},
+            "compiler cache: sccache-webdav at http://c.example/sccache",
+        ),
+        (
+            "ccache-http",
+            {"endpoint": "http://c.example/ccache|layout=bazel"},
+            "compiler cache: ccache-http at http://c.example/ccache|layout=bazel",
+        ),
+    ],
+)
+def test_describe_names_the_compiler_cache(backend, keys, line):
+    assert compiler_cache(backend, **keys).describe() == [line]

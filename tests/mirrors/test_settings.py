@@ -149,3 +149,233 @@ def test_rust_mirrors_take_cargos_sparse_registries(settings_file):
     assert got.rust_crates_registry == "sparse+https://crates.example.internal/index/"
     # no [rust]: rustup's and cargo's defaults (no secret is rendered)
     assert s.DEFAULTS.rust_dist_server == s.DEFAULTS.rust_crates_registry == ""
+
+
+# --- [compiler_cache] ---------------------------------------------------------
+
+
+def test_no_compiler_cache_table_is_the_local_ccache(settings_file):
+    got = load('[pip]\nindex_url = "https://p.example/simple"\n', settings_file)
+    assert got.compiler_cache == s.CompilerCache() and got.compiler_cache.backend == "local"
+    assert not got.compiler_cache.remote
+
+
+def test_a_compiler_cache_of_each_backend(settings_file, tmp_path):
+    aws = tmp_path / "aws"
+    aws.write_text("[default]\naws_access_key_id = A\naws_secret_access_key = B\n")
+    key = tmp_path / "gcs.json"
+    key.write_text('{"type": "service_account"}\n')
+    login = tmp_path / "login"
+    login.write_text("builder:pw\n")
+    tables = {
+        "none": "",
+        "sccache-webdav": 'endpoint = "http://c.example:8080/sccache"\nkey_prefix = "rocm"\n'
+        f'credentials = "{login}"\n',
+        "sccache-s3": 'endpoint = "https://minio.example:9000"\nbucket = "cache"\n'
+        f'region = "auto"\nkey_prefix = "rocm/x"\ncredentials = "{aws}"\n',
+        "sccache-gcs": f'bucket = "cache"\ncredentials = "{key}"\n',
+        "sccache-redis": f'endpoint = "rediss://r.example:6380"\ncredentials = "{login}"\n',
+        "ccache-http": 'endpoint = "http://c.example:8080/ccache|layout=bazel|connect-timeout=50"\n',
+    }
+    for backend, rest in tables.items():
+        got = load(f'[compiler_cache]\nbackend = "{backend}"\n{rest}', settings_file).compiler_cache
+        assert got.backend == backend and got.remote == (backend != "none")
+    assert got.endpoint == "http://c.example:8080/ccache|layout=bazel|connect-timeout=50"
+
+
+def credential_files(tmp_path):
+    files = {
+        "aws": "[default]\naws_access_key_id = A\naws_secret_access_key = B\n",
+        "login": "builder:pw\n",
+        "two-lines": "builder:pw\nother:pw\n",
+        "no-colon": "builder\n",
+        "at-sign": "builder:p@ss\n",
+        "not-json": "{not json\n",
+    }
+    tmp_path.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        # unknown key, with the key it is close to
+        (
+            'backend = "sccache-s3"\nbuckets = "b"',
+            "[compiler_cache]: unknown key 'buckets'; did you mean 'bucket'?",
+        ),
+        # a backend that is none, with the one it is close to
+        (
+            'backend = "s3"',
+            "[compiler_cache] backend 's3' is no backend; did you mean 'sccache-s3'?",
+        ),
+        (
+            'backend = "sccache-webdev"',
+            "did you mean 'sccache-webdav'?",
+        ),
+        (
+            'backend = "ccache"',
+            "did you mean 'ccache-http'?",
+        ),
+        # wrong types
+        (
+            "backend = 3",
+            "[compiler_cache] backend must be a string",
+        ),
+        (
+            'backend = "sccache-s3"\nendpoint = ["https://m.example"]\nbucket = "b"',
+            "[compiler_cache] endpoint must be a string",
+        ),
+        # what a backend needs
+        (
+            'backend = "sccache-s3"\nendpoint = "https://m.example"',
+            "backend 'sccache-s3' needs bucket, e.g. bucket = ",
+        ),
+        (
+            'backend = "sccache-gcs"',
+            "backend 'sccache-gcs' needs bucket",
+        ),
+        (
+            'backend = "sccache-webdav"',
+            "backend 'sccache-webdav' needs endpoint, e.g. endpoint = \"http://",
+        ),
+        (
+            'backend = "ccache-http"',
+            "needs endpoint, e.g. endpoint = "
+            '"http://cache.example.internal:8080/ccache|layout=bazel"',
+        ),
+        # what a backend does not take
+        (
+            'backend = "local"\nendpoint = "http://c.example/"',
+            "[compiler_cache] endpoint: backend 'local' takes no endpoint",
+        ),
+        (
+            'backend = "none"\ncredentials = "/etc/hostname"',
+            "backend 'none' takes no credentials",
+        ),
+        (
+            'backend = "sccache-webdav"\nendpoint = "http://c.example/"\nbucket = "b"',
+            "takes no bucket; it takes credentials, endpoint, key_prefix; remove bucket",
+        ),
+        (
+            'backend = "sccache-gcs"\nbucket = "b"\nendpoint = "https://storage.example"',
+            "sccache's GCS backend reaches storage.googleapis.com only",
+        ),
+        (
+            'backend = "ccache-http"\nendpoint = "http://c.example/ccache"\nkey_prefix = "x"',
+            "put the prefix there",
+        ),
+        # endpoints
+        (
+            'backend = "sccache-webdav"\nendpoint = "http://u:pw@c.example/sccache"',
+            "[compiler_cache] endpoint: the URL has credentials in it; put them in the file "
+            "[compiler_cache] credentials names",
+        ),
+        (
+            'backend = "ccache-http"\nendpoint = "http://u:pw@c.example/ccache"',
+            "has credentials in it",
+        ),
+        (
+            'backend = "ccache-http"\nendpoint = "http://c.example/ccache|bearer-token=t0k"',
+            "the endpoint has a bearer-token; put them in the file",
+        ),
+        (
+            'backend = "sccache-webdav"\nendpoint = "c.example:8080"',
+            "is not a http:// / https:// URL; write the whole URL, e.g. "
+            "http://cache.example.internal:8080/sccache",
+        ),
+        (
+            'backend = "sccache-redis"\nendpoint = "http://r.example:6379"',
+            "is not a redis:// / rediss:// URL",
+        ),
+        (
+            'backend = "sccache-redis"\nendpoint = "redis://r.example:6379/2"',
+            "give redis://HOST[:PORT] only",
+        ),
+        (
+            'backend = "ccache-http"\nendpoint = "https://c.example/ccache"',
+            "ccache's http backend speaks no HTTPS",
+        ),
+        (
+            'backend = "ccache-http"\nendpoint = "http://c.example/ccache|layot=bazel"',
+            "'layot=bazel' is not an attribute of ccache's http backend; did you mean 'layout'?",
+        ),
+        (
+            'backend = "ccache-http"\nendpoint = "http://c.example/ccache|layout=tree"',
+            "layout=tree is no layout",
+        ),
+        (
+            'backend = "sccache-s3"\nendpoint = "https:///"\nbucket = "b"',
+            "has no valid host",
+        ),
+        # names
+        (
+            'backend = "sccache-s3"\nendpoint = "https://m.example"\nbucket = "my bucket"',
+            "'my bucket' is not a bucket name",
+        ),
+        (
+            'backend = "sccache-s3"\nendpoint = "https://m.example"\nbucket = "b"\nregion = '
+            '"us east"',
+            "'us east' is not a region",
+        ),
+        (
+            'backend = "sccache-webdav"\nendpoint = "http://c.example/"\nkey_prefix = "a b"',
+            "key_prefix: 'a b' may hold",
+        ),
+        # the credentials file
+        (
+            'backend = "sccache-webdav"\nendpoint = "http://c.example/"\ncredentials = '
+            '"{dir}/missing"',
+            "[compiler_cache] credentials: {dir}/missing does not exist",
+        ),
+        (
+            'backend = "sccache-webdav"\nendpoint = "http://c.example/"\ncredentials = "login"',
+            "'login' is not an absolute path",
+        ),
+        (
+            'backend = "sccache-webdav"\nendpoint = "http://c.example/"\ncredentials = "{dir}"',
+            "[compiler_cache] credentials: cannot read {dir}: Is a directory",
+        ),
+        (
+            'backend = "sccache-webdav"\nendpoint = "http://c.example/"\ncredentials = '
+            '"{dir}/two-lines"',
+            "must hold one line, user:password",
+        ),
+        (
+            'backend = "sccache-redis"\nendpoint = "redis://r.example"\ncredentials = '
+            '"{dir}/no-colon"',
+            "must hold one line, user:password",
+        ),
+        (
+            'backend = "ccache-http"\nendpoint = "http://c.example/"\ncredentials = '
+            '"{dir}/at-sign"',
+            "may not hold @ / | ? # or blanks",
+        ),
+        (
+            'backend = "sccache-s3"\nendpoint = "https://m.example"\nbucket = "b"\ncredentials '
+            '= "{dir}/login"',
+            "is not an AWS shared-credentials file",
+        ),
+        (
+            'backend = "sccache-gcs"\nbucket = "b"\ncredentials = "{dir}/not-json"',
+            "is not a GCS key file (JSON)",
+        ),
+        # the table itself
+        (
+            'compiler_cache = "sccache-s3"',
+            "compiler_cache must be a table ([compiler_cache])",
+        ),
+    ],
+)
+def test_compiler_cache_refusals_name_the_key_and_the_fix(settings_file, tmp_path, table, message):
+    files = credential_files(tmp_path / "creds")
+    text = table if table.startswith("compiler_cache") else f"[compiler_cache]\n{table}\n"
+    settings_file.write_text(text.replace("{dir}", str(files)))
+    with pytest.raises(MirrorError) as e:
+        s.load()
+    assert message.replace("{dir}", str(files)) in str(e.value)
+    assert str(settings_file) in str(e.value)
+    # the credentials' content is never in a message
+    assert "pw" not in str(e.value).replace(str(settings_file), "")

@@ -8,9 +8,12 @@ docs/mirrors.md; builds read it when they run, so editing it rebuilds nothing.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import socket
 import sys
 import urllib.error
+import urllib.parse
 
 from tools.envvars import SettingError
 from tools.mirrors import fetch
@@ -32,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="mirrors",
         description="Show and check the mirror settings of the image builds (apt, pip, git"
-        " sources, credentials, CA bundle). The file: $ROCM_PYTORCH_MIRRORS, else"
+        " sources, credentials, CA bundle, compiler cache). The file: $ROCM_PYTORCH_MIRRORS, else"
         " ~/.config/rocm-pytorch-images/mirrors.toml; no file means the defaults.",
     )
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -49,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="validate the settings (and with --probe, ask each mirror)",
         description="Load, validate and resolve the settings; exit 1 naming the bad key and"
         " the fix. --probe also sends one request to each mirror URL (with the netrc"
-        " credentials and the CA bundle the builds get) and reports whether it answers.",
+        " credentials and the CA bundle the builds get), and to the compiler cache's"
+        " endpoint, and reports whether each answers.",
     )
     check.add_argument("--probe", action="store_true", help="ask each mirror URL")
     check.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS")
@@ -57,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
         "render",
         help="write the secrets a build gets into a directory (to inspect them)",
         description="Write the BuildKit secrets an image build would get (apt-mirror,"
-        " pip.conf, gitconfig, mirror-netrc, mirror-ca) into DIR, mode 0600. They may hold"
+        " pip.conf, gitconfig, mirror-netrc, mirror-ca; rust-mirror, compiler-cache and"
+        " compiler-cache-credentials when configured) into DIR, mode 0600. They may hold"
         " credentials: delete DIR afterwards.",
     )
     render.add_argument("dir", type=user_path, metavar="DIR")
@@ -85,6 +90,9 @@ def cmd_show(args: argparse.Namespace) -> int:
                     "git_rewrite": dict(resolved.git_rewrite),
                     "netrc": resolved.netrc,
                     "ca_bundle": resolved.ca_bundle,
+                    "compiler_cache": {
+                        k: v for k, v in dataclasses.asdict(resolved.compiler_cache).items() if v
+                    },
                     "notes": list(resolved.notes),
                 },
                 indent=2,
@@ -108,6 +116,15 @@ def _probe(url: str, resolved: secrets_mod.Resolved, timeout: float) -> str:
         return f"does not answer ({reason})"
 
 
+def _probe_redis(url: str, timeout: float) -> str:
+    parts = urllib.parse.urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname or "", parts.port or 6379), timeout):
+            return "answers (TCP)"
+    except OSError as e:
+        return f"does not answer ({e.strerror or e})"
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     resolved = _resolved()
     print(f"mirrors: the settings in {settings_mod.path()} are valid")
@@ -125,6 +142,16 @@ def cmd_check(args: argparse.Namespace) -> int:
         result = _probe(url, resolved, args.timeout)
         failed += not result.startswith("answers")
         print(f"  {url}: {result}")
+    cc = resolved.compiler_cache
+    if cc.remote:
+        # without its credentials: an answer is what a build needs to use it
+        url = secrets_mod.compiler_cache_endpoint(cc)
+        if cc.backend == "sccache-redis":
+            result = _probe_redis(url, args.timeout)
+        else:
+            result = _probe(url, secrets_mod.Resolved(ca_bundle=resolved.ca_bundle), args.timeout)
+        failed += not result.startswith("answers")
+        print(f"  compiler cache {cc.backend} at {url}: {result}")
     return 1 if failed else 0
 
 

@@ -10,16 +10,23 @@ never reaches an image, a label, a log or a descriptor.
 ``resolve`` turns the settings' ``host`` values into this host's (tools/
 mirrors/host.py); ``render`` writes one file per secret (mode 0600) into a
 directory the caller deletes after the build; ``buildx_args`` names them.
+
+The compiler cache ([compiler_cache]) goes the same way: a setting of the host,
+in no image and no cache key, so choosing or moving the cache server rebuilds
+nothing. ``compiler-cache`` is an env file docker/scripts/build-env.sh reads
+(``compiler_cache_env``), ``compiler-cache-credentials`` the credentials file
+as the user gave it; both only when the backend is not the default, local.
 """
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.mirrors import host as host_mod
-from tools.mirrors.settings import DEFAULTS, HOST, MirrorError, Settings
+from tools.mirrors.settings import DEFAULTS, HOST, CompilerCache, MirrorError, Settings
 
 # secret id -> where a RUN step mounts it (docker/: every RUN that reaches the
 # network mounts all five; tests/dockerfiles checks it).
@@ -33,7 +40,13 @@ SECRETS = {
 # Secrets only some RUN steps mount (not required: absent when not configured).
 OPTIONAL_SECRETS = {
     "rust-mirror": "/run/secrets/rust-mirror",  # read by docker/scripts/install-rust.sh
+    # read by docker/scripts/build-env.sh; every RUN that compiles mounts both
+    "compiler-cache": "/run/secrets/compiler-cache",
+    "compiler-cache-credentials": "/run/secrets/compiler-cache-credentials",
 }
+COMPILER_CACHE_SECRETS = ("compiler-cache", "compiler-cache-credentials")
+# Where sccache's GCS backend goes (it has no endpoint setting): what build-env.sh probes.
+GCS_ENDPOINT = "https://storage.googleapis.com"
 MOUNTS = {**SECRETS, **OPTIONAL_SECRETS}
 CA_TARGET = SECRETS["mirror-ca"]
 
@@ -50,6 +63,7 @@ class Resolved:
     ca_bundle: str = ""
     rust_dist_server: str = ""
     rust_crates_registry: str = ""
+    compiler_cache: CompilerCache = field(default_factory=CompilerCache)
     notes: tuple[str, ...] = ()  # defaults that could not be resolved here
 
     def describe(self) -> list[str]:
@@ -69,6 +83,16 @@ class Resolved:
             lines.append(f"rust toolchains: {self.rust_dist_server}")
         if self.rust_crates_registry:
             lines.append(f"crates: {self.rust_crates_registry}")
+        cc = self.compiler_cache
+        if cc.backend == "none":
+            lines.append("compiler cache: none")
+        elif cc.remote:
+            extra = [f"region {cc.region}"] if cc.region else []
+            extra += [f"key prefix {cc.key_prefix}"] if cc.key_prefix else []
+            suffix = f" ({', '.join(extra)})" if extra else ""
+            lines.append(f"compiler cache: {cc.backend} at {cc.where()}{suffix}")
+        if cc.credentials:
+            lines.append(f"compiler cache credentials: {cc.credentials} (file)")
         return lines + [f"note: {n}" for n in self.notes]
 
 
@@ -122,6 +146,7 @@ def resolve(
         ca_bundle=ca,
         rust_dist_server=settings.rust_dist_server,
         rust_crates_registry=settings.rust_crates_registry,
+        compiler_cache=settings.compiler_cache,
         notes=tuple(notes),
     )
 
@@ -162,18 +187,63 @@ def render(resolved: Resolved, directory: Path) -> dict[str, Path]:
             + "\n".join(rust)
             + "\n"
         )
+    cc = resolved.compiler_cache
+    if cc.backend != DEFAULTS.compiler_cache.backend:
+        texts["compiler-cache"] = compiler_cache_env(cc)
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o700)
     out: dict[str, Path] = {}
     for secret, text in texts.items():
         out[secret] = _write(directory / secret, text.encode())
-    for secret, source in (("mirror-netrc", resolved.netrc), ("mirror-ca", resolved.ca_bundle)):
+    files = [("mirror-netrc", resolved.netrc), ("mirror-ca", resolved.ca_bundle)]
+    files.append(("compiler-cache-credentials", cc.credentials))
+    for secret, source in files:
         if source:
             try:
                 out[secret] = _write(directory / secret, Path(source).read_bytes())
             except OSError as e:
                 raise MirrorError(f"cannot read {source} for the build's {secret}: {e}") from None
     return out
+
+
+def compiler_cache_endpoint(cc: CompilerCache) -> str:
+    """The URL a build probes for ``cc`` (ccache-http: without its |attributes)."""
+    return GCS_ENDPOINT if cc.backend == "sccache-gcs" else cc.endpoint.split("|", 1)[0]
+
+
+def compiler_cache_env(cc: CompilerCache) -> str:
+    """The env file of secret compiler-cache: ``NAME=VALUE`` lines, each value quoted for
+    the shell (build-env.sh reads them without running the file). ROCM_PYTORCH_CC_BACKEND
+    and ROCM_PYTORCH_CC_ENDPOINT (what build-env.sh probes and names) come first, then the
+    backend's own variables; the credentials are a file of their own, never in here."""
+    env = {"ROCM_PYTORCH_CC_BACKEND": cc.backend}
+    if cc.remote:
+        env["ROCM_PYTORCH_CC_ENDPOINT"] = compiler_cache_endpoint(cc)
+    if cc.backend == "sccache-webdav":
+        env["SCCACHE_WEBDAV_ENDPOINT"] = cc.endpoint
+        env["SCCACHE_WEBDAV_KEY_PREFIX"] = cc.key_prefix
+    elif cc.backend == "sccache-s3":
+        env["SCCACHE_BUCKET"] = cc.bucket
+        env["SCCACHE_ENDPOINT"] = cc.endpoint
+        # sccache takes the scheme from this, not from the endpoint (default: https)
+        env["SCCACHE_S3_USE_SSL"] = "true" if cc.endpoint.startswith("https://") else "false"
+        env["SCCACHE_REGION"] = cc.region
+        env["SCCACHE_S3_KEY_PREFIX"] = cc.key_prefix
+    elif cc.backend == "sccache-gcs":
+        env["SCCACHE_GCS_BUCKET"] = cc.bucket
+        env["SCCACHE_GCS_KEY_PREFIX"] = cc.key_prefix
+        env["SCCACHE_GCS_RW_MODE"] = "READ_WRITE"  # sccache's default is READ_ONLY
+    elif cc.backend == "sccache-redis":
+        env["SCCACHE_REDIS_ENDPOINT"] = cc.endpoint
+        env["SCCACHE_REDIS_KEY_PREFIX"] = cc.key_prefix
+    elif cc.backend == "ccache-http":
+        env["CCACHE_REMOTE_STORAGE"] = cc.endpoint
+    lines = [f"{name}={shlex.quote(value)}" for name, value in env.items() if value]
+    return (
+        "# compiler cache of docker/scripts/build-env.sh (tools/mirrors)\n"
+        + "\n".join(lines)
+        + "\n"
+    )
 
 
 def _write(file: Path, data: bytes) -> Path:

@@ -27,6 +27,7 @@ Prints one line per check and exits 1 when one fails.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import re
@@ -34,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -580,6 +582,38 @@ def completion_text(body: str) -> str | None:
     except (ValueError, KeyError, IndexError, TypeError):
         return None
     return text if isinstance(text, str) else None
+
+
+def blob_holds(registry: str, name: str, layer, needle: bytes) -> bool:
+    """Whether the (gzip, zstd or plain) layer blob ``layer`` of ``registry/name``, read
+    from that loopback registry and decompressed as it streams, holds ``needle``."""
+    url = f"http://{registry}/v2/{name}/blobs/{layer.digest}"
+    with urllib.request.urlopen(url, timeout=60) as response:
+        if "zstd" in layer.media_type:
+            unzstd = subprocess.Popen(
+                ["zstd", "-dc"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
+            feeder = threading.Thread(
+                target=lambda: (shutil.copyfileobj(response, unzstd.stdin), unzstd.stdin.close())
+            )
+            feeder.start()
+            found = _search(unzstd.stdout, needle)
+            unzstd.stdout.close()
+            unzstd.kill()
+            feeder.join()
+            return found
+        if "gzip" in layer.media_type:
+            return _search(gzip.GzipFile(fileobj=response), needle)
+        return _search(response, needle)
+
+
+def _search(stream, needle: bytes, chunk: int = 1 << 20) -> bool:
+    tail = b""
+    while block := stream.read(chunk):
+        if needle in tail + block:
+            return True
+        tail = block[-len(needle) :]
+    return False
 
 
 def registry_digest(ref: str) -> str:

@@ -1,0 +1,467 @@
+"""build-env.sh's compiler cache: the build host's setting, a secret, and its fallback.
+
+The secrets are the ones tools/mirrors renders from a [compiler_cache] table;
+build-env.sh is sourced as a build script sources it, with fake `ccache` and
+`sccache` first on PATH (the fake sccache records the environment its server
+would start with and answers --show-stats) and cache servers on loopback: a
+tiny HTTP server (WebDAV, S3, ccache's http backend) and a TCP one that
+answers PING (Redis). A dead endpoint is a loopback port that refuses
+(127.0.0.1:9, discard). No Docker, no network.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.server
+import os
+import socketserver
+import stat
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tools.mirrors import secrets as secrets_mod
+from tools.mirrors import settings as settings_mod
+
+BUILD_ENV = Path("docker/scripts/build-env.sh").resolve()  # runfiles path
+DEAD = "http://127.0.0.1:9/x"  # port 9 (discard) refuses on loopback
+PASSWORD = "cc-s3cret-pw"
+USER_PASSWORD = f"builder:{PASSWORD}"
+LAUNCHERS = (
+    "CMAKE_C_COMPILER_LAUNCHER",
+    "CMAKE_CXX_COMPILER_LAUNCHER",
+    "CMAKE_HIP_COMPILER_LAUNCHER",
+    "HIP_CLANG_LAUNCHER",
+)
+
+# sccache as build-env.sh calls it: --start-server records the environment the
+# server starts with (or fails as FAKE_SCCACHE_FAILS says), --show-stats names
+# the cache location, --stop-server is recorded.
+FAKE_SCCACHE = r"""#!/bin/bash
+case "$1" in
+    --start-server)
+        env | sort >"$FAKE_DIR/server-env"
+        echo "sccache: Starting the server..."
+        if [ -n "${FAKE_SCCACHE_RUNNING:-}" ]; then
+            echo "sccache: error: Server startup failed: Address in use" >&2
+            exit 2
+        fi
+        if [ -n "${FAKE_SCCACHE_FAILS:-}" ]; then
+            echo "sccache: error: Server startup failed: $FAKE_SCCACHE_FAILS" >&2
+            exit 2
+        fi
+        ;;
+    --show-stats)
+        echo "Compile requests                      0"
+        echo "Cache location                  ${FAKE_SCCACHE_LOCATION:-webdav, endpoint: x}"
+        ;;
+    --stop-server) : >"$FAKE_DIR/stopped" ;;
+esac
+"""
+
+
+@dataclass
+class Sourced:
+    proc: subprocess.CompletedProcess[str]
+    env: dict[str, str]  # what the sourcing shell exports afterwards
+    out: str  # build-env.sh's stdout
+    dir: Path
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.proc.stderr.splitlines()
+
+    @property
+    def said(self) -> list[str]:
+        """build-env.sh's lines on the compiler cache (stdout)."""
+        return [x for x in self.out.splitlines() if x.startswith("build-env: compiler cache")]
+
+    def launcher(self) -> str | None:
+        values = {self.env.get(var) for var in LAUNCHERS}
+        assert len(values) == 1, values  # every compiler behind the same cache
+        return values.pop()
+
+    def server_env(self) -> dict[str, str] | None:
+        file = self.dir / "server-env"
+        if not file.exists():
+            return None
+        return dict(line.split("=", 1) for line in file.read_text().splitlines() if "=" in line)
+
+
+def write_secrets(tmp_path: Path, table: dict[str, str], credentials: str | None) -> Path:
+    """The secrets tools/mirrors renders for [compiler_cache] ``table`` (validated)."""
+    if credentials is not None:
+        file = tmp_path / "cc-credentials"
+        file.write_text(credentials)
+        table = {**table, "credentials": str(file)}
+    settings = settings_mod.parse({"compiler_cache": table}, "mirrors.toml")
+    resolved = secrets_mod.Resolved(compiler_cache=settings.compiler_cache)
+    return secrets_mod.render(resolved, tmp_path / "secrets").get("compiler-cache", tmp_path)
+
+
+def source(
+    tmp_path: Path,
+    table: dict[str, str] | None = None,
+    *,
+    credentials: str | None = None,
+    tools: tuple[str, ...] = ("ccache", "sccache"),
+    env: dict[str, str] | None = None,
+) -> Sourced:
+    """Source build-env.sh (set -euo pipefail, as the build scripts) with the secrets of
+    ``table``; returns what it exported and printed."""
+    fake = tmp_path / "fake"
+    bin_dir = fake / "bin"
+    bin_dir.mkdir(parents=True)
+    for tool in tools:
+        (bin_dir / tool).write_text(FAKE_SCCACHE if tool == "sccache" else "#!/bin/sh\n")
+        (bin_dir / tool).chmod(0o755)
+    (bin_dir / "python3").symlink_to(sys.executable)
+    if table is not None:
+        write_secrets(tmp_path, table, credentials)
+    out = fake / "stdout"
+    script = f"set -euo pipefail; . {BUILD_ENV} >{out}; env"
+    full_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.lower().endswith("_proxy") and not k.startswith(("SCCACHE_", "CCACHE_"))
+    }
+    full_env.update(
+        PATH=f"{bin_dir}:/usr/bin:/bin",
+        PYTORCH_ROCM_ARCH="gfx1100",
+        FAKE_DIR=str(fake),
+        ROCM_PYTORCH_SECRETS_DIR=str(tmp_path / "secrets"),
+        ROCM_PYTORCH_RUN_DIR=str(fake),
+    )
+    full_env.update(env or {})
+    proc = subprocess.run(["bash", "-c", script], env=full_env, capture_output=True, text=True)
+    exported = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
+    return Sourced(proc, exported, out.read_text() if out.exists() else "", fake)
+
+
+@pytest.fixture
+def http_cache():
+    """A loopback cache server; ``.want`` (user:password) makes it ask for Basic auth."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            server.requests += 1
+            want = server.want and "Basic " + base64.b64encode(server.want.encode()).decode()
+            if want and self.headers.get("Authorization") != want:
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="cache"')
+            else:
+                self.send_response(404)  # no such entry: the server answers
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.want = ""
+    server.requests = 0
+    server.url = f"http://127.0.0.1:{server.server_address[1]}"
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def redis_cache():
+    """A loopback TCP server that answers +PONG, as Redis does to PING."""
+
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self):
+            self.request.recv(64)
+            self.request.sendall(b"+PONG\r\n")
+
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"redis://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def no_remote(r: Sourced, fallback: bool = True) -> None:
+    """The build went on the local ccache and kept nothing of the remote one; after a
+    ``fallback`` its warning is the one line on the compiler cache."""
+    assert r.proc.returncode == 0, r.proc.stderr
+    assert r.launcher() == "ccache" and r.env["CCACHE_DIR"] == "/root/.cache/ccache"
+    kept = [k for k in r.env if k.startswith("SCCACHE_") and k != "SCCACHE_SERVER_UDS"]
+    kept += [k for k in ("CCACHE_REMOTE_STORAGE", "CCACHE_CONFIGPATH") if k in r.env]
+    assert not kept, kept
+    assert r.said == ([] if fallback else ["build-env: compiler cache: ccache"]), r.out
+    assert PASSWORD not in r.proc.stdout + r.proc.stderr + r.out
+
+
+# --- without settings: today's local ccache ----------------------------------
+
+
+def test_without_settings_the_local_ccache_is_in_front_of_every_compiler(tmp_path):
+    r = source(tmp_path)
+    no_remote(r, fallback=False)
+    assert r.warnings == [] and r.server_env() is None
+    assert r.env["CCACHE_COMPILERCHECK"] == "content" and r.env["CCACHE_MAXSIZE"] == "50G"
+
+
+def test_without_ccache_or_settings_there_is_no_launcher(tmp_path):
+    r = source(tmp_path, tools=())
+    assert r.proc.returncode == 0 and r.warnings == []
+    assert not any(var in r.env for var in LAUNCHERS)
+    assert r.said == ["build-env: compiler cache: none"]
+
+
+def test_the_old_base_image_setting_is_gone():
+    # the backend was a build arg of base, written to /etc/rocm-pytorch/sccache.env
+    text = BUILD_ENV.read_text()
+    assert "sccache.env" not in text and "sccache_aws" not in text
+
+
+@pytest.mark.parametrize("backend", [None, "sccache-webdav"])
+def test_any_sccache_server_is_private_to_the_step(tmp_path, http_cache, backend):
+    # RUN steps share the host's network namespace on a bridgeless engine: the
+    # default 127.0.0.1:4226 would reach another step's server. With a backend
+    # (sccache the launcher) or without one (ccache the launcher, yet meson
+    # picks sccache from PATH), the server is a socket in the step's own tmpfs.
+    table = {"backend": backend, "endpoint": http_cache.url} if backend else None
+    r = source(tmp_path, table)
+    assert r.proc.returncode == 0 and r.warnings == [], r.proc.stderr
+    assert r.launcher() == ("sccache" if backend else "ccache")
+    assert r.env["SCCACHE_SERVER_UDS"] == "/dev/shm/rocm-pytorch-sccache.sock"
+    if backend:
+        assert r.server_env()["SCCACHE_SERVER_UDS"] == "/dev/shm/rocm-pytorch-sccache.sock"
+
+
+def test_backend_none_puts_no_cache_in_front(tmp_path):
+    r = source(tmp_path, {"backend": "none"})
+    assert r.proc.returncode == 0 and r.warnings == []
+    assert not any(var in r.env for var in LAUNCHERS) and "CCACHE_DIR" not in r.env
+    assert r.said == ["build-env: compiler cache: none"]
+
+
+# --- a cache that does not answer: one line, the local ccache -----------------
+
+DEAD_TABLES = {
+    "sccache-webdav": ({"endpoint": DEAD}, USER_PASSWORD, DEAD),
+    "sccache-s3": (
+        {"endpoint": "http://127.0.0.1:9", "bucket": "cache", "region": "us-east-1"},
+        "[default]\naws_access_key_id = AKIA\naws_secret_access_key = " + PASSWORD + "\n",
+        "http://127.0.0.1:9",
+    ),
+    "sccache-redis": ({"endpoint": "redis://127.0.0.1:9"}, USER_PASSWORD, "redis://127.0.0.1:9"),
+    "ccache-http": ({"endpoint": DEAD + "|layout=bazel"}, USER_PASSWORD, DEAD),
+}
+
+
+@pytest.mark.parametrize("backend", sorted(DEAD_TABLES))
+@pytest.mark.parametrize("with_credentials", [False, True])
+def test_a_cache_that_does_not_answer_gives_one_line_and_the_local_ccache(
+    tmp_path, backend, with_credentials
+):
+    table, credentials, endpoint = DEAD_TABLES[backend]
+    r = source(
+        tmp_path,
+        {"backend": backend, **table},
+        credentials=credentials if with_credentials else None,
+    )
+    # should build on (exit 0), say so in exactly one line, and use the local ccache
+    assert r.warnings == [
+        f"build-env: compiler cache {backend} at {endpoint} does not answer"
+        " ([Errno 111] Connection refused): building with the local ccache"
+    ]
+    no_remote(r)
+    assert r.server_env() is None  # sccache's server is never started on it
+
+
+def test_the_probe_gives_up_after_its_timeout(tmp_path):
+    # a host that never answers (TEST-NET-1, RFC 5737, routes nowhere; or no route)
+    r = source(
+        tmp_path,
+        {"backend": "sccache-webdav", "endpoint": "http://192.0.2.1:8080/sccache"},
+        env={"ROCM_PYTORCH_CC_PROBE_TIMEOUT": "0.5"},
+    )
+    (line,) = r.warnings
+    assert line.startswith("build-env: compiler cache sccache-webdav at http://192.0.2.1")
+    assert line.endswith("): building with the local ccache")
+    no_remote(r)
+
+
+def test_credentials_the_cache_refuses_are_a_cache_that_does_not_answer(tmp_path, http_cache):
+    http_cache.want = USER_PASSWORD
+    r = source(
+        tmp_path,
+        {"backend": "sccache-webdav", "endpoint": http_cache.url + "/sccache"},
+        credentials="builder:wrong\n",
+    )
+    assert r.warnings == [
+        f"build-env: compiler cache sccache-webdav at {http_cache.url}/sccache does not answer"
+        " (HTTP 401): building with the local ccache"
+    ]
+    no_remote(r)
+
+
+@pytest.mark.parametrize(
+    ("fake", "reason"),
+    [
+        (
+            {"FAKE_SCCACHE_FAILS": "cache storage failed to read: PermissionDenied"},
+            "Server startup failed: cache storage failed to read: PermissionDenied",
+        ),
+        ({"FAKE_SCCACHE_LOCATION": 'Local disk: "/root/.cache/sccache"'}, "local disk"),
+    ],
+)
+def test_an_sccache_server_that_does_not_use_the_cache_is_a_fallback(
+    tmp_path, http_cache, fake, reason
+):
+    r = source(tmp_path, {"backend": "sccache-webdav", "endpoint": http_cache.url}, env=fake)
+    (line,) = r.warnings
+    assert line.startswith(
+        f"build-env: compiler cache sccache-webdav at {http_cache.url} does not answer ("
+    )
+    assert reason in line and line.endswith("): building with the local ccache")
+    no_remote(r)
+    # the server started on it is stopped again
+    assert (r.dir / "stopped").exists()
+
+
+# --- a cache that answers: its launcher, its settings, its credentials --------
+
+
+def test_an_sccache_server_already_running_in_the_step_is_used(tmp_path, http_cache):
+    # build-env.sh sourced a second time in one RUN: sccache 0.16 refuses a second
+    # server on the address, and the first one (on the cache) serves on
+    r = source(
+        tmp_path,
+        {"backend": "sccache-webdav", "endpoint": http_cache.url},
+        env={"FAKE_SCCACHE_RUNNING": "1"},
+    )
+    assert r.proc.returncode == 0 and r.warnings == [], r.proc.stderr
+    assert r.launcher() == "sccache"
+    assert not (r.dir / "stopped").exists()
+
+
+def test_sccache_webdav_that_answers_is_the_launcher(tmp_path, http_cache):
+    http_cache.want = USER_PASSWORD
+    endpoint = http_cache.url + "/sccache"
+    r = source(
+        tmp_path,
+        {"backend": "sccache-webdav", "endpoint": endpoint, "key_prefix": "rocm/gfx1100"},
+        credentials=USER_PASSWORD + "\n",
+    )
+    assert r.proc.returncode == 0 and r.warnings == [], r.proc.stderr
+    assert http_cache.requests >= 1  # the probe asked it, with the credentials
+    assert r.launcher() == "sccache"
+    assert r.said == [f"build-env: compiler cache: sccache (sccache-webdav at {endpoint})"]
+    server = r.server_env()
+    assert server["SCCACHE_WEBDAV_ENDPOINT"] == endpoint
+    assert server["SCCACHE_WEBDAV_KEY_PREFIX"] == "rocm/gfx1100"
+    assert server["SCCACHE_WEBDAV_USERNAME"] == "builder"
+    assert server["SCCACHE_WEBDAV_PASSWORD"] == PASSWORD
+    assert server["SCCACHE_IDLE_TIMEOUT"] == "0"
+    # the settings are exported, the password reaches the server only
+    assert r.env["SCCACHE_WEBDAV_ENDPOINT"] == endpoint and r.env["SCCACHE_IDLE_TIMEOUT"] == "0"
+    assert PASSWORD not in r.proc.stdout and "SCCACHE_WEBDAV_PASSWORD" not in r.env
+
+
+def test_sccache_s3_that_answers_reads_the_aws_credentials_file(tmp_path, http_cache):
+    credentials = f"[default]\naws_access_key_id = AKIA\naws_secret_access_key = {PASSWORD}\n"
+    table = {"backend": "sccache-s3", "endpoint": http_cache.url, "bucket": "cache"}
+    r = source(tmp_path, {**table, "region": "auto", "key_prefix": "rocm"}, credentials=credentials)
+    assert r.proc.returncode == 0 and r.warnings == [], r.proc.stderr
+    assert r.launcher() == "sccache"
+    file = str(tmp_path / "secrets" / "compiler-cache-credentials")
+    expected = {
+        "SCCACHE_BUCKET": "cache",
+        "SCCACHE_ENDPOINT": http_cache.url,
+        "SCCACHE_S3_USE_SSL": "false",
+        "SCCACHE_REGION": "auto",
+        "SCCACHE_S3_KEY_PREFIX": "rocm",
+        "AWS_SHARED_CREDENTIALS_FILE": file,
+    }
+    server = r.server_env()
+    assert {k: server.get(k) for k in expected} == expected
+    assert {k: r.env.get(k) for k in expected} == expected
+    assert Path(file).read_text() == credentials  # passed unchanged
+
+
+def test_sccache_redis_that_answers_gets_user_and_password(tmp_path, redis_cache):
+    r = source(
+        tmp_path,
+        {"backend": "sccache-redis", "endpoint": redis_cache},
+        credentials=f":{PASSWORD}\n",  # a password only (Redis' AUTH without a user)
+    )
+    assert r.proc.returncode == 0 and r.warnings == [], r.proc.stderr
+    assert r.launcher() == "sccache"
+    server = r.server_env()
+    assert server["SCCACHE_REDIS_ENDPOINT"] == redis_cache
+    assert server["SCCACHE_REDIS_PASSWORD"] == PASSWORD
+    assert "SCCACHE_REDIS_USERNAME" not in server and "SCCACHE_REDIS_PASSWORD" not in r.env
+
+
+def test_ccache_http_that_answers_is_ccaches_remote_storage(tmp_path, http_cache):
+    endpoint = http_cache.url + "/ccache|layout=bazel"
+    r = source(tmp_path, {"backend": "ccache-http", "endpoint": endpoint})
+    assert r.proc.returncode == 0 and r.warnings == [], r.proc.stderr
+    assert http_cache.requests >= 1
+    assert r.launcher() == "ccache" and r.env["CCACHE_DIR"] == "/root/.cache/ccache"
+    assert r.env["CCACHE_REMOTE_STORAGE"] == endpoint
+    assert r.said == [f"build-env: compiler cache: ccache (ccache-http at {http_cache.url}/ccache)"]
+    assert r.server_env() is None
+
+
+def test_ccache_http_credentials_go_in_a_private_config_file(tmp_path, http_cache):
+    http_cache.want = USER_PASSWORD
+    r = source(
+        tmp_path,
+        {"backend": "ccache-http", "endpoint": http_cache.url + "/ccache|layout=bazel"},
+        credentials=USER_PASSWORD + "\n",
+    )
+    assert r.proc.returncode == 0 and r.warnings == [], r.proc.stderr
+    assert r.launcher() == "ccache"
+    conf = Path(r.env["CCACHE_CONFIGPATH"])
+    assert conf.parent == r.dir  # the step's tmpfs (/dev/shm): no layer
+    host = http_cache.url.removeprefix("http://")
+    assert (
+        conf.read_text() == f"remote_storage = http://{USER_PASSWORD}@{host}/ccache|layout=bazel\n"
+    )
+    assert stat.S_IMODE(conf.stat().st_mode) == 0o600
+    # never in a variable of the build
+    assert "CCACHE_REMOTE_STORAGE" not in r.env
+    assert PASSWORD not in "".join(f"{k}={v}" for k, v in r.env.items())
+
+
+# --- the triton build: the compiler cache only --------------------------------
+
+
+def test_compiler_cache_only_skips_the_arch_and_has_no_sccache(tmp_path):
+    # triton's image has ccache but no sccache, and triton no GPU arch: an sccache
+    # backend leaves it on the local ccache, said once, and is not even asked
+    r = source(
+        tmp_path,
+        {"backend": "sccache-webdav", "endpoint": DEAD},
+        tools=("ccache",),
+        env={"ROCM_PYTORCH_BUILD_ENV": "compiler-cache", "PYTORCH_ROCM_ARCH": ""},
+    )
+    assert r.proc.returncode == 0 and r.warnings == [], r.proc.stderr
+    assert r.launcher() == "ccache" and "MAX_JOBS" not in r.env
+    assert r.said == [
+        "build-env: compiler cache: ccache (this image has no sccache for sccache-webdav)"
+    ]
+
+
+def test_compiler_cache_only_takes_ccache_http(tmp_path, http_cache):
+    r = source(
+        tmp_path,
+        {"backend": "ccache-http", "endpoint": http_cache.url + "/ccache"},
+        tools=("ccache",),
+        env={"ROCM_PYTORCH_BUILD_ENV": "compiler-cache", "PYTORCH_ROCM_ARCH": ""},
+    )
+    assert r.proc.returncode == 0 and r.warnings == [], r.proc.stderr
+    assert r.launcher() == "ccache"
+    assert r.env["CCACHE_REMOTE_STORAGE"] == http_cache.url + "/ccache"
