@@ -231,13 +231,13 @@ def _aquery():
     )
 
 
-@check("unknown --define arch fails analysis listing the known archs")
+@check("unknown --define arch fails analysis naming the closest arch and listing the known ones")
 def _unknown_arch():
     proc = bazel("build", "--nobuild", "//tests/e2e:pytorch", "--define=arch=gfx951", check=False)
     assert proc.returncode != 0, "analysis succeeded"
     want = (
-        '--define arch=gfx951: unknown arch or family "gfx951"; known archs: gfx908, gfx90a,'
-        " gfx942, gfx950,"
+        '--define arch=gfx951: unknown arch or family "gfx951"; did you mean "gfx950"? known'
+        " archs: gfx908, gfx90a, gfx942, gfx950,"
     )
     assert want in proc.stderr, proc.stderr[-2000:]
 
@@ -265,11 +265,15 @@ def _bad_defines():
         ),
         (["//tests/e2e:pytorch", "--define=arch=gfx951"], "in --define arch=gfx951: unknown arch"),
     ]:
-        proc = bazel("build", "--nobuild", *args, check=False)
+        proc = bazel("build", "--nobuild", "--keep_going", *args, check=False)
         assert proc.returncode != 0, f"{args}: analysis succeeded"
         assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        # one line, from //images:defines (declared by no macro: no "Since this rule was
+        # created by the macro ..." remark), once for every configuration of the build
         lines = [line for line in proc.stderr.splitlines() if want in line]
         assert len(lines) == 1 and lines[0].startswith("ERROR: "), proc.stderr[-2000:]
+        assert "define_check rule //images:defines" in lines[0], lines[0]
+        assert "created by the macro" not in proc.stderr, proc.stderr[-2000:]
     # push_all runs and fails in one line (a script: queries over the package still work)
     proc = bazel("run", "//tests/e2e:push_all", check=False)
     want = (

@@ -63,13 +63,40 @@ def edit_distance(a, b):
         previous = current
     return previous[len(b)]
 
-def _nearest(key, known):
+def nearest_names(name, known):
+    """The names of `known` closest to `name`: the likely typos it is.
+
+    A name that differs only in case comes first and alone (`GFX950` is
+    `gfx950`); else the names at the least edit distance (case ignored), if
+    that is at most 2 or a quarter of the name, all of them when several are
+    as close (`gfx1202`: gfx1102, gfx1200 and gfx1201), in `known`'s order.
+
+    Args:
+      name: str, the unknown name.
+      known: list[str].
+
+    Returns:
+      list[str], empty when none is close.
+    """
+    same = [k for k in known if k.lower() == name.lower()]
+    if same:
+        return same[:1]
     best = None
+    close = []
     for candidate in known:
-        d = edit_distance(key.lower(), candidate.lower())
-        if d <= max(2, len(candidate) // 4) and (best == None or d < best[0]):
-            best = (d, candidate)
-    return best[1] if best else None
+        d = edit_distance(name.lower(), candidate.lower())
+        if d > max(2, len(candidate) // 4):
+            continue
+        if best == None or d < best:
+            best = d
+            close = [candidate]
+        elif d == best:
+            close.append(candidate)
+    return close
+
+def _nearest(key, known):
+    close = nearest_names(key, known)
+    return close[0] if close else None
 
 def unknown_define_error(var, value_keys):
     """The error for a `--define` key nobody reads, or None.

@@ -232,6 +232,7 @@ def image_family(
     )
     image_report_help(
         name = "report.help",
+        catalog = catalog,
         report = "report",
         tags = [t for t in tags if t != "manual"],
         visibility = visibility,

@@ -2,6 +2,7 @@
 
 load(":arch_transition.bzl", "ARCH_SETTING", "arch_transition", "current_arch")
 load(":client_settings.bzl", "CLIENT_SETTINGS_ATTRS", "client_settings_argument")
+load(":define_check.bzl", "DEFINE_CHECK_ATTRS")
 load(":defines.bzl", "OPTIONAL_ARGS", "analysis_error", "builder_for", "defines_error", "flag_define")
 load(":image_info.bzl", "ImageInfo")
 
@@ -136,7 +137,7 @@ _ATTRS = {
         executable = True,
         cfg = "exec",
     ),
-} | CLIENT_SETTINGS_ATTRS
+} | CLIENT_SETTINGS_ATTRS | DEFINE_CHECK_ATTRS
 
 # The `--define staging=` value of the project's own loopback registry (the
 # default): tools/staging starts it on first use.
@@ -422,6 +423,8 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None, v
     return descriptor
 
 def _image_impl(ctx):
+    # //images:defines (a dependency) has checked the build's --defines against
+    # targets.bzl; this checks them against this target's own keys and archs.
     error = defines_error(ctx.var, ctx.attr.value_keys, ctx.attr.known_archs or None)
     if error:
         return analysis_error(ctx, error)

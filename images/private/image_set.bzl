@@ -1,6 +1,7 @@
 """Implementation of image_set: the arch variants of one target that --define arch asks for."""
 
 load(":arch_transition.bzl", "requested_archs")
+load(":define_check.bzl", "DEFINE_CHECK_ATTRS")
 load(":defines.bzl", "analysis_error")
 load(":image_info.bzl", "ImageInfo", "ImageSetInfo")
 
@@ -131,6 +132,6 @@ image_set = rule(
             doc = "Leave a requested arch the target is not built for out (group pushes) instead of failing analysis.",
         ),
         "target": attr.string(doc = "The catalogue target, named in those messages."),
-    },
+    } | DEFINE_CHECK_ATTRS,
     provides = [ImageSetInfo],
 )

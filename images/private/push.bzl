@@ -197,16 +197,26 @@ image_report = rule(
 )
 
 def _report_help_impl(ctx):
+    # The report's own help, as a user runs it (`registry about`): what it does,
+    # its options after `--`, the archs and registry of these --defines. Not
+    # `registry report --help`: that is the tool's, with the launcher's --plan.
     about = ctx.actions.declare_file(ctx.label.name + ".json")
-    ctx.actions.write(about, json.encode({"report": ctx.attr.report}) + "\n")
-    launcher = _launcher(ctx, "report --help", about)
-    return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, [about]))]
+    ctx.actions.write(about, json.encode_indent({
+        "arch": ctx.var.get("arch"),
+        "catalog": ctx.file.catalog.short_path,
+        "command": "report",
+        "label": "//%s:%s" % (ctx.label.package, ctx.attr.report),
+        "registry": ctx.var.get("registry"),
+    }, indent = "  ") + "\n")
+    launcher = _launcher(ctx, "about", about, flag = "--about")
+    return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, [about, ctx.file.catalog]))]
 
 # Not in defs.bzl: image_family makes `report.help` with it.
 image_report_help = rule(
     implementation = _report_help_impl,
     doc = "Prints the help of the family report (`bazel run //images:report.help`) without building any image.",
     attrs = {
+        "catalog": attr.label(doc = "The catalogue TOML.", allow_single_file = True, mandatory = True),
         "report": attr.string(doc = "The report target's name.", mandatory = True),
         "_registry": attr.label(
             default = Label("//tools/registry:registry_launch"),

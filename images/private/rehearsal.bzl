@@ -2,6 +2,7 @@
 
 load(":arch_transition.bzl", "noarch_transition")
 load(":client_settings.bzl", "CLIENT_SETTINGS_ATTRS", "client_settings_argument")
+load(":define_check.bzl", "DEFINE_CHECK_ATTRS")
 load(":image.bzl", "docker_execution_requirements", "image_log", "staging_of")
 load(":image_info.bzl", "ImageInfo")
 load(":stand_in.bzl", "stand_in_providers")
@@ -91,7 +92,7 @@ rehearsal_upstream = rule(
             executable = True,
             cfg = "exec",
         ),
-    } | CLIENT_SETTINGS_ATTRS,
+    } | CLIENT_SETTINGS_ATTRS | DEFINE_CHECK_ATTRS,
     cfg = noarch_transition,
     provides = [ImageInfo],
 )

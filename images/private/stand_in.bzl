@@ -2,6 +2,7 @@
 
 load(":arch_transition.bzl", "noarch_transition")
 load(":client_settings.bzl", "CLIENT_SETTINGS_ATTRS")
+load(":define_check.bzl", "DEFINE_CHECK_ATTRS")
 load(":image.bzl", "build_action")
 load(":image_info.bzl", "ImageInfo")
 
@@ -67,7 +68,7 @@ stand_in_image = rule(
             executable = True,
             cfg = "exec",
         ),
-    } | CLIENT_SETTINGS_ATTRS,
+    } | CLIENT_SETTINGS_ATTRS | DEFINE_CHECK_ATTRS,
     cfg = noarch_transition,
     provides = [ImageInfo],
 )

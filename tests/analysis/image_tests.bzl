@@ -1,10 +1,20 @@
 """Analysis tests of the image rule, the arch transition and image_set."""
 
 load("@bazel_skylib//lib:unittest.bzl", "analysistest", "asserts", "unittest")
+
+# The names the repository rule read from images/catalog.toml (client_settings.bzl).
+load("@rocm_pytorch_client//:catalog_names.bzl", CATALOG_ERROR = "ERROR", CATALOG_NAMES = "NAMES")
 load("//images:defs.bzl", "ImageInfo", "ImageSetInfo", "image_set")
+load("//images:targets.bzl", "ARCHS", "FAMILIES")
 
 # buildifier: disable=bzl-visibility
-load("//images/private:arch_transition.bzl", "parse_arch_request")
+load("//images/private:arch_transition.bzl", "close_archs", "parse_arch_request", "unknown_arch_error")
+
+# buildifier: disable=bzl-visibility
+load("//images/private:catalog_names.bzl", "catalog_names")
+
+# buildifier: disable=bzl-visibility
+load("//images/private:define_check.bzl", "define_check_error")
 
 # buildifier: disable=bzl-visibility
 load("//images/private:defines.bzl", "builder_for", "defines_error", "flag_error", "parse_builders", "registry_error", "unknown_define_error", "upstream_error", "upstream_image_error", "value_error")
@@ -126,18 +136,24 @@ image_set_default_arch_test = analysistest.make(_image_set_default_arch_impl)
 # wiring end to end (.ci/e2e_checks.py builds with --define arch=...).
 _KNOWN = ["gfx90a", "gfx942", "gfx950", "gfx1201"]
 
+# How an unknown-arch error ends when the catalogue file's own names are not known.
+_REGENERATE = "; if you added it to images/catalog.toml, regenerate images/targets.bzl: bazel run //images:update_targets"
+
 def _arch_request_parsing_impl(ctx):
-    """`--define arch=` values: order kept, duplicates dropped, unknown ones name the known list."""
+    """`--define arch=` values: order kept, duplicates dropped, unknown ones name the closest and the known list."""
     env = unittest.begin(ctx)
+    known = "known: gfx90a, gfx942, gfx950, gfx1201 (or all)"
     rows = [
         ("one arch", "gfx950", ["gfx950"], None),
         ("two archs in the given order", "gfx1201,gfx950", ["gfx1201", "gfx950"], None),
         ("spaces and duplicates", "gfx950, gfx950 ,gfx942", ["gfx950", "gfx942"], None),
-        ("unknown arch", "gfx951", [], "--define arch=gfx951: unknown arch \"gfx951\"; known: gfx90a, gfx942, gfx950, gfx1201 (or all)"),
-        ("unknown among known", "gfx950,gfx12O1", [], "--define arch=gfx950,gfx12O1: unknown arch \"gfx12O1\"; known: gfx90a, gfx942, gfx950, gfx1201 (or all)"),
-        ("empty entry", "gfx950,", [], "--define arch=gfx950,: unknown arch \"\"; known: gfx90a, gfx942, gfx950, gfx1201 (or all)"),
+        ("unknown arch: the nearest", "gfx951", [], "--define arch=gfx951: unknown arch \"gfx951\"; did you mean \"gfx950\"? " + known + _REGENERATE),
+        ("another case: that arch", "GFX950", [], "--define arch=GFX950: unknown arch \"GFX950\"; did you mean \"gfx950\"? " + known + _REGENERATE),
+        ("unknown among known", "gfx950,gfx12O1", [], "--define arch=gfx950,gfx12O1: unknown arch \"gfx12O1\"; did you mean \"gfx1201\"? " + known + _REGENERATE),
+        ("nothing close", "mi300", [], "--define arch=mi300: unknown arch \"mi300\"; " + known + _REGENERATE),
+        ("empty entry", "gfx950,", [], "--define arch=gfx950,: unknown arch \"\"; " + known + _REGENERATE),
         ("all is every known arch, in catalogue order", "all", _KNOWN, None),
-        ("all inside a list is not an arch", "gfx950,all", [], "--define arch=gfx950,all: unknown arch \"all\"; known: gfx90a, gfx942, gfx950, gfx1201 (or all)"),
+        ("all inside a list is not an arch", "gfx950,all", [], "--define arch=gfx950,all: unknown arch \"all\"; " + known + _REGENERATE),
     ]
     for desc, spec, archs, error in rows:
         got = parse_arch_request(spec, _KNOWN)
@@ -165,19 +181,19 @@ def _family_request_parsing_impl(ctx):
             "a family's stem names its families",
             "gfx110X",
             [],
-            "--define arch=gfx110X: unknown arch or family \"gfx110X\"; did you mean \"gfx110X-all\"? " + _FAMILY_LIST,
+            "--define arch=gfx110X: unknown arch or family \"gfx110X\"; did you mean \"gfx110X-all\"? " + _FAMILY_LIST + _REGENERATE,
         ),
         (
             "a miscased family",
             "gfx110x-all",
             [],
-            "--define arch=gfx110x-all: unknown arch or family \"gfx110x-all\"; did you mean \"gfx110X-all\"? " + _FAMILY_LIST,
+            "--define arch=gfx110x-all: unknown arch or family \"gfx110x-all\"; did you mean \"gfx110X-all\"? " + _FAMILY_LIST + _REGENERATE,
         ),
         (
-            "an unknown name in a list",
+            "an unknown name in a list: the nearest family",
             "gfx110X-all,gfx120X-all",
             [],
-            "--define arch=gfx110X-all,gfx120X-all: unknown arch or family \"gfx120X-all\"; " + _FAMILY_LIST,
+            "--define arch=gfx110X-all,gfx120X-all: unknown arch or family \"gfx120X-all\"; did you mean \"gfx110X-all\"? " + _FAMILY_LIST + _REGENERATE,
         ),
     ]
     for desc, spec, archs, error in rows:
@@ -187,6 +203,227 @@ def _family_request_parsing_impl(ctx):
     return unittest.end(env)
 
 family_request_parsing_test = unittest.make(_family_request_parsing_impl)
+
+def _close_archs_impl(ctx):
+    """The closest archs or families of an unknown name: another case first, then a stem, then the nearest."""
+    env = unittest.begin(ctx)
+    rows = [
+        ("a typo", "gfx951", ["gfx950"]),
+        ("upper case", "GFX950", ["gfx950"]),
+        ("a miscased family", "GFX110X-ALL", ["gfx110X-all"]),
+        ("a family's stem", "gfx120X", ["gfx120X-all"]),
+        ("a stem of several", "gfx110X", ["gfx110X-dgpu", "gfx110X-all"]),
+        ("as near as each other: all of them, in order", "gfx1202", ["gfx1102", "gfx1200", "gfx1201"]),
+        ("one more digit", "gfx9500", ["gfx950"]),
+        ("nothing near", "mi300x", []),
+    ]
+    families = {
+        "gfx110X-dgpu": ["gfx1100", "gfx1101", "gfx1102"],
+        "gfx110X-all": ["gfx1100", "gfx1101", "gfx1102", "gfx1103"],
+        "gfx120X-all": ["gfx1200", "gfx1201"],
+    }
+    known = ["gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1200", "gfx1201"]
+    for desc, name, want in rows:
+        asserts.equals(env, want, close_archs(name, known, families), desc)
+    return unittest.end(env)
+
+close_archs_test = unittest.make(_close_archs_impl)
+
+def _stale_targets_bzl_impl(ctx):
+    """An arch the catalogue file names and targets.bzl lacks: regenerate targets.bzl, not "did you mean"."""
+    env = unittest.begin(ctx)
+    known = ["gfx942", "gfx950", "gfx1151"]
+    families = {"gfx94X-gfx950-dcgpu": ["gfx942", "gfx950"]}
+    listing = "known archs: gfx942, gfx950, gfx1151 (or all); families: gfx94X-gfx950-dcgpu (gfx942+gfx950)"
+    now = known + list(families.keys())
+    rows = [
+        (
+            "a new arch of the catalogue",
+            "gfx1152",
+            now + ["gfx1152"],
+            "--define arch=gfx1152: \"gfx1152\" is in images/catalog.toml but not in images/targets.bzl, which is older than the catalogue; regenerate it: bazel run //images:update_targets",
+        ),
+        (
+            "a new family of the catalogue, in a list",
+            "gfx950,gfx115X-dgpu",
+            now + ["gfx1152", "gfx115X-dgpu"],
+            "--define arch=gfx950,gfx115X-dgpu: \"gfx115X-dgpu\" is in images/catalog.toml but not in images/targets.bzl, which is older than the catalogue; regenerate it: bazel run //images:update_targets",
+        ),
+        (
+            "a typo while targets.bzl lags: both",
+            "gfx1153",
+            ["gfx950", "gfx1151", "gfx1152"] + list(families.keys()),
+            "--define arch=gfx1153: unknown arch or family \"gfx1153\"; did you mean \"gfx1151\"? " + listing + "; images/targets.bzl is older than images/catalog.toml (the catalogue adds gfx1152 and drops gfx942): regenerate it with bazel run //images:update_targets",
+        ),
+        (
+            "targets.bzl has the catalogue's names: a typo only",
+            "gfx951",
+            now,
+            "--define arch=gfx951: unknown arch or family \"gfx951\"; did you mean \"gfx950\"? " + listing,
+        ),
+        (
+            "the catalogue's names not known: what to run if it was just added",
+            "gfx1152",
+            None,
+            "--define arch=gfx1152: unknown arch or family \"gfx1152\"; did you mean \"gfx1151\"? " + listing + _REGENERATE,
+        ),
+    ]
+    for desc, spec, catalog, want in rows:
+        got = parse_arch_request(spec, known, families, catalog)
+        asserts.equals(env, want, got.error, desc)
+    asserts.equals(
+        env,
+        rows[0][3],
+        unknown_arch_error("gfx1152", "gfx1152", known, families, now + ["gfx1152"]),
+    )
+    return unittest.end(env)
+
+stale_targets_bzl_test = unittest.make(_stale_targets_bzl_impl)
+
+# ---- the catalogue's names, as the repository rule reads them ----------------
+
+_CATALOG = """\
+registry = "r.example/x"  # [archs] in a comment
+[defaults]
+ROCM_VERSION = "10.1.0-full"
+
+[archs]
+# every arch
+known = [
+    "gfx942",  # MI300
+    "gfx950",
+    "gfx1100"
+]
+default = "gfx950"
+
+[families]
+gfx94X-gfx950-dcgpu = ["gfx942", "gfx950"] # two
+"gfx110X" = [
+    "gfx1100",
+]
+
+[[targets]]
+name = "pytorch"
+archs = ["gfx942"]
+"""
+
+def _catalog_names_impl(ctx):
+    """The archs and family names of the catalogue's text; anything not understood is an error, never wrong names."""
+    env = unittest.begin(ctx)
+    got = catalog_names(_CATALOG)
+    asserts.equals(env, None, got.error)
+    asserts.equals(env, ["gfx942", "gfx950", "gfx1100"], got.archs)
+    asserts.equals(env, ["gfx94X-gfx950-dcgpu", "gfx110X"], got.families)
+    asserts.equals(env, ["gfx950"], catalog_names("[archs]\nknown = [\"gfx950\"]\n").archs, "one line, no families")
+    refused = [
+        ("no [archs]", "registry = \"r\"\n"),
+        ("an inline table", "archs = { known = [\"gfx950\"] }\n"),
+        ("known not a list", "[archs]\nknown = \"gfx950\"\n"),
+        ("a family not a list", "[archs]\nknown = [\"gfx950\"]\n[families]\nf = \"gfx950\"\n"),
+        ("an unterminated list", "[archs]\nknown = [\n\"gfx950\",\n"),
+        ("a name that is no name", "[archs]\nknown = [gfx950]\n"),
+    ]
+    for desc, text in refused:
+        got = catalog_names(text)
+        asserts.true(env, got.error != None, desc)
+        asserts.equals(env, [], got.archs + got.families, desc)
+    return unittest.end(env)
+
+catalog_names_test = unittest.make(_catalog_names_impl)
+
+def _catalog_names_of_the_catalogue_impl(ctx):
+    """The repository rule reads images/catalog.toml's names as tagconf does: targets.bzl's, in order.
+
+    (//tests/generated:targets_bzl_test holds targets.bzl to the catalogue.)
+    """
+    env = unittest.begin(ctx)
+    asserts.equals(env, None, CATALOG_ERROR)
+    asserts.equals(env, ARCHS + list(FAMILIES.keys()), CATALOG_NAMES)
+    return unittest.end(env)
+
+catalog_names_of_the_catalogue_test = unittest.make(_catalog_names_of_the_catalogue_impl)
+
+# ---- //images:defines: the build's one check of its --defines --------------
+
+def _define_check_error_impl(ctx):
+    """//images:defines' check: the defines first, then --define arch= with the catalogue file's names."""
+    env = unittest.begin(ctx)
+    archs = ["gfx942", "gfx950"]
+    families = {"gfx94X-gfx950-dcgpu": ["gfx942", "gfx950"]}
+    now = archs + ["gfx94X-gfx950-dcgpu"]
+
+    def check(var, catalog = now):
+        return define_check_error(var, archs, families, "gfx950", ["ROCM_VERSION"], catalog)
+
+    asserts.equals(env, None, check({}), "nothing given: the default arch")
+    asserts.equals(env, None, check({"arch": "gfx942,gfx94X-gfx950-dcgpu", "ROCM_VERSION": "7"}))
+    got = check({"arch": "gfx951"})
+    asserts.equals(env, "arch=gfx951", got.subject)
+    asserts.true(env, got.message.startswith("--define arch=gfx951: unknown arch or family \"gfx951\"; did you mean \"gfx950\"? known archs: gfx942, gfx950 (or all)"), got.message)
+    asserts.true(env, got.message.endswith("(gfx942+gfx950)"), "targets.bzl is the catalogue's: " + got.message)
+    got = check({"arch": "gfx1152"}, now + ["gfx1152"])
+    asserts.equals(env, "arch=gfx1152", got.subject)
+    asserts.equals(env, "--define arch=gfx1152: \"gfx1152\" is in images/catalog.toml but not in images/targets.bzl, which is older than the catalogue; regenerate it: bazel run //images:update_targets", got.message)
+    got = check({"arch": "gfx1152"}, None)
+    asserts.true(env, got.message.endswith(_REGENERATE), "the catalogue's names not known: " + got.message)
+
+    # a key nobody reads comes first, with its own subject (the message's KEY=VALUE)
+    got = check({"arch": "gfx951", "regsitry": "h/n"})
+    asserts.equals(env, None, got.subject)
+    asserts.true(env, got.message.startswith("--define regsitry=h/n: unknown key regsitry; did you mean registry?"), got.message)
+    return unittest.end(env)
+
+define_check_error_test = unittest.make(_define_check_error_impl)
+
+def _define_check_fails_impl(ctx):
+    """A define_check fails analysis (analysistest sees the tail of its line: the table above has the message)."""
+    env = analysistest.begin(ctx)
+    asserts.expect_failure(env, "$(arch=gfx951) not defined")
+    return analysistest.end(env)
+
+define_check_fails_test = analysistest.make(_define_check_fails_impl, expect_failure = True)
+
+def _define_check_stale_impl(ctx):
+    """A define_check whose catalogue names have the arch fails too (the table above has the message)."""
+    env = analysistest.begin(ctx)
+    asserts.expect_failure(env, "$(arch=gfx1152) not defined")
+    return analysistest.end(env)
+
+define_check_stale_test = analysistest.make(_define_check_stale_impl, expect_failure = True)
+
+def _define_check_passes_impl(ctx):
+    """A known arch and known keys: nothing to say."""
+    env = analysistest.begin(ctx)
+    asserts.equals(env, [], analysistest.target_actions(env))
+    return analysistest.end(env)
+
+define_check_passes_test = analysistest.make(_define_check_passes_impl)
+
+# ---- report.help: the report's own help -------------------------------------
+
+def _report_help_is_the_reports_impl(ctx):
+    """`report.help` runs `registry about` on a file saying what to explain: the report, its label, archs, registry.
+
+    Not `registry report --help`, the tool's help (its `--plan`, which the
+    launcher gives, and a push's `--chunk-size`). tests/registry's
+    launcher_test runs it.
+    """
+    env = analysistest.begin(ctx)
+    writes = {a.outputs.to_list()[0].basename: a.content for a in analysistest.target_actions(env) if a.mnemonic == "FileWrite"}
+    launcher = writes["report.help.sh"]
+    asserts.true(env, " about --about \"$r/_main/tests/e2e/report.help.json\" \"$@\"" in launcher, launcher)
+    asserts.false(env, "report --help" in launcher, launcher)
+    about = json.decode(writes["report.help.json"])
+    asserts.equals(env, {
+        "arch": None,
+        "catalog": "images/catalog.toml",
+        "command": "report",
+        "label": "//tests/e2e:report",
+        "registry": None,
+    }, about)
+    return analysistest.end(env)
+
+report_help_is_the_reports_test = analysistest.make(_report_help_is_the_reports_impl)
 
 def _family_reaches_the_build_impl(ctx):
     """rocm-runtime.gfx110X-dgpu is one image, its spec rendered for the family.
@@ -509,6 +746,27 @@ def image_test_suite(name):
     messages_test(name = "messages_test")
     arch_request_parsing_test(name = "arch_request_parsing_test")
     family_request_parsing_test(name = "family_request_parsing_test")
+    close_archs_test(name = "close_archs_test")
+    stale_targets_bzl_test(name = "stale_targets_bzl_test")
+    catalog_names_test(name = "catalog_names_test")
+    catalog_names_of_the_catalogue_test(name = "catalog_names_of_the_catalogue_test")
+    define_check_error_test(name = "define_check_error_test")
+    define_check_fails_test(
+        name = "define_check_fails_test",
+        target_under_test = ":define_check_gfx951",
+    )
+    define_check_stale_test(
+        name = "define_check_stale_test",
+        target_under_test = ":define_check_stale",
+    )
+    define_check_passes_test(
+        name = "define_check_passes_test",
+        target_under_test = "//images:defines",
+    )
+    report_help_is_the_reports_test(
+        name = "report_help_is_the_reports_test",
+        target_under_test = "//tests/e2e:report.help",
+    )
     family_reaches_the_build_test(
         name = "family_reaches_the_build_test",
         target_under_test = "//tests/e2e:rocm-runtime.gfx110X-dgpu",
@@ -557,6 +815,15 @@ def image_test_suite(name):
             ":messages_test",
             ":arch_request_parsing_test",
             ":family_request_parsing_test",
+            ":close_archs_test",
+            ":stale_targets_bzl_test",
+            ":catalog_names_test",
+            ":catalog_names_of_the_catalogue_test",
+            ":define_check_error_test",
+            ":define_check_fails_test",
+            ":define_check_stale_test",
+            ":define_check_passes_test",
+            ":report_help_is_the_reports_test",
             ":family_reaches_the_build_test",
             ":family_parents_test",
             ":family_set_test",

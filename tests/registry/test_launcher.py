@@ -126,6 +126,52 @@ def test_the_help_target_prints_the_push_options_targets_registry_and_groups():
         assert f"  {option}" in out, option
 
 
+def test_the_report_help_target_prints_the_reports_own_help():
+    # `bazel run //tests/e2e:report.help`: the report's usage, --defines and options, not
+    # the tool's (no --plan, which the launcher gives; no push-only --chunk-size)
+    launcher = Path(os.environ["HELP_REPORT_BIN"]).absolute()
+    r = run([str(launcher)], Path.cwd(), runfiles_dir=str(RUNFILES))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert out.startswith(
+        "usage: bazel run //tests/e2e:report [--define arch=A[,B...]] [--define registry=...]"
+        " -- [options]\n"
+    ), out
+    assert "//tests/e2e:report: the family report, one self-contained HTML page" in out
+    assert "archs:    gfx950 (the catalogue's default); choose with --define arch=" in out
+    assert "registry: snoc-strix.fold-leaffish.ts.net:8080/rocm-pytorch (the catalogue's" in out
+    assert "--define KEY=VALUE" in out and "--config=rehearsal" in out
+    options = [line.split()[0] for line in out.split("options:\n", 1)[1].splitlines()]
+    options = [o.rstrip(",") for o in options if o.startswith("-")]
+    assert options == [
+        "-h",
+        "--registry",
+        "--out",
+        "--offline",
+        "--history",
+        "--logs-root",
+        "--title",
+        "--json",
+        "--insecure",
+        "--ca-file",
+        "--retries",
+        "--backoff",
+        "--timeout",
+    ], options
+    assert "--plan" not in out and "--chunk-size" not in out and "usage: registry" not in out
+
+
+def test_the_report_takes_no_chunk_size(capsys):
+    from tools.registry import cli
+
+    # should refuse it as argparse does any unknown option: the report uploads nothing
+    try:
+        cli.main(["report", "--plan", "p.json", "--chunk-size", "8"])
+    except SystemExit as e:
+        assert e.code == 2
+    assert "unrecognized arguments: --chunk-size 8" in capsys.readouterr().err
+
+
 def test_help_of_a_broken_help_file_is_one_line(tmp_path, capsys):
     from tools.registry import cli
 

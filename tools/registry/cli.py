@@ -54,7 +54,10 @@ DEFAULT_JOBS = 8
 PUSH_TIMEOUT = 3600.0  # `push --timeout`: the whole push's deadline, seconds
 
 
-def _connection_args(p: argparse.ArgumentParser, whole_push: bool = False) -> None:
+def _connection_args(
+    p: argparse.ArgumentParser, whole_push: bool = False, uploads: bool = True
+) -> None:
+    """--insecure, --ca-file, --retries, --backoff, --timeout; --chunk-size with ``uploads``."""
     p.add_argument(
         "--insecure",
         action="store_true",
@@ -86,9 +89,12 @@ def _connection_args(p: argparse.ArgumentParser, whole_push: bool = False) -> No
             type=_seconds(),
             default=LIMITS.timeout,
             metavar="SECONDS",
-            help="give up on a request (an upload: on a chunk) still failing or unanswered"
-            f" after SECONDS, its retries included (default {LIMITS.timeout:g})",
+            help=f"give up on a request{' (an upload: on a chunk)' if uploads else ''} still"
+            f" failing or unanswered after SECONDS, its retries included"
+            f" (default {LIMITS.timeout:g})",
         )
+    if not uploads:
+        return
     p.add_argument(
         "--chunk-size",
         type=_count(1),
@@ -128,22 +134,14 @@ def push_help(about: dict, catalog) -> str:
     label = about["label"]
     package = label.rpartition(":")[0]
     targets = about["targets"]
-    arch = about.get("arch") or f"{catalog.default_arch} (the catalogue's default)"
     registry = about.get("registry") or f"{catalog.registry} (the catalogue's registry)"
     groups = "\n".join(
         f"  {package}:push_{name:<10} {', '.join(members)}"
         for name, members in catalog.groups.items()
     )
-    known = ", ".join(catalog.archs)
-    families = ""
-    if catalog.families:
-        families = (
-            "\n            or an arch family, one image for all its members:"
-            f" {', '.join(catalog.families)}"
-        )
     description = f"""\
 {label} builds, then pushes {len(targets)} target{"s" * (len(targets) != 1)}: {", ".join(targets)}
-  archs:    {arch}; choose with --define arch=A[,B...] or all (known: {known}){families}
+{_archs_line(about, catalog)}
   registry: {registry}; publish elsewhere with --define registry=HOST[:PORT]/NAMESPACE
             (or -- --registry HOST[:PORT]/NAMESPACE)
   first:    bazel run {label}.plan  (its tags; builds nothing)
@@ -166,16 +164,61 @@ groups (there is no all group; one target: {package}:<target>.push):
     return parser.format_help()
 
 
+def _archs_line(about: dict, catalog) -> str:
+    """The `archs:` line of a help: the archs of its --define, how to choose, the known ones."""
+    arch = about.get("arch") or f"{catalog.default_arch} (the catalogue's default)"
+    families = ""
+    if catalog.families:
+        families = (
+            "\n            or an arch family, one image for all its members:"
+            f" {', '.join(catalog.families)}"
+        )
+    return (
+        f"  archs:    {arch}; choose with --define arch=A[,B...] or all"
+        f" (known: {', '.join(catalog.archs)}){families}"
+    )
+
+
+def report_help(about: dict, catalog) -> str:
+    """The help of the family report target: what it does, its --defines and its options."""
+    label = about["label"]
+    registry = about.get("registry") or f"{catalog.registry} (the catalogue's registry)"
+    description = f"""\
+{label}: the family report, one self-contained HTML page (inline CSS, SVG and
+script; nothing fetched when it is opened); it prints the page's path.
+{_archs_line(about, catalog)}
+  registry: {registry}; the last publish is looked up there;
+            another with --define registry=HOST[:PORT]/NAMESPACE (or -- --registry ...)
+  also:     any catalogue key, --define KEY=VALUE (e.g. --define PYTORCH_VERSION=2.16.0),
+            and --config=rehearsal (the stand-in upstream), as for push_default
+
+{REPORT_SHOWS}"""
+    parser = argparse.ArgumentParser(
+        prog=f"bazel run {label} --",
+        usage=f"bazel run {label} [--define arch=A[,B...]] [--define registry=...] -- [options]",
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
+    )
+    parser.add_argument("-h", "--help", action="store_true", help="this help")
+    parser.add_argument(
+        "--registry",
+        help="[https://]HOST[:PORT][/NAMESPACE]: ask this registry for the last publish instead",
+    )
+    _report_options(parser)
+    return parser.format_help()
+
+
 def cmd_about(args) -> int:
     try:
         about = json.loads(args.about.read_text())
         catalog = _catalog(Path(about["catalog"]))
-        text = push_help(about, catalog)
+        text = (report_help if about.get("command") == "report" else push_help)(about, catalog)
     except KeyError as e:
         raise RegistryError(
             f"{args.about}: not a .help target's file (no {e}); rebuild it"
         ) from None
-    except (OSError, ValueError, TypeError) as e:
+    except (OSError, ValueError, TypeError, AttributeError) as e:
         raise RegistryError(f"{args.about}: not a .help target's file ({e}); rebuild it") from None
     sys.stdout.write(text)
     return 0
@@ -210,10 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     about = sub.add_parser(
         "about",
-        help="the help of a push target: its options, targets, archs, registry and the groups",
+        help="the help of a push target or of the report: options, targets, archs, registry",
         description="What `bazel run //images:push_default.help` prints: the push options,"
-        " what the push target publishes, for which archs, where, and the catalogue's groups."
-        " Reads the catalogue only: no image is built.",
+        " what the push target publishes, for which archs, where, and the catalogue's groups;"
+        " for `//images:report.help` (a file whose command is report), the report's options"
+        " and --defines. Reads the catalogue only: no image is built.",
     )
     about.add_argument("--about", type=Path, required=True, help="the .help target's JSON")
 
@@ -302,13 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-REPORT_HELP = """\
-Write the family report: one self-contained HTML page (inline CSS, SVG and script;
-nothing fetched when it is opened) and print its path.
-
-  bazel run //images:report --define arch=gfx950[,gfx1201|gfx110X-all|all]
-            [--define registry=HOST[:PORT]/NAMESPACE] [-- OPTIONS]
-
+# What the report shows: its help's and the .help target's (report_help).
+REPORT_SHOWS = """\
 It builds the family's images for those archs first (a staging hit each when
 nothing changed; an image over its size budget fails the build, naming it), then
 shows, per image: its size (compressed layers + config) against its budget
@@ -320,6 +359,15 @@ attached to the published digest, and its tags; the family as a graph (parents t
 children), each image's size over the last publishes (the local publish history
 `push` appends to) and the time per image. See docs/report.md."""
 
+REPORT_HELP = f"""\
+Write the family report: one self-contained HTML page (inline CSS, SVG and script;
+nothing fetched when it is opened) and print its path.
+
+  bazel run //images:report --define arch=gfx950[,gfx1201|gfx110X-all|all]
+            [--define registry=HOST[:PORT]/NAMESPACE] [-- OPTIONS]
+
+{REPORT_SHOWS}"""
+
 
 def _report_parser(sub) -> None:
     report = sub.add_parser(
@@ -329,6 +377,11 @@ def _report_parser(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _plan_args(report)
+    _report_options(report)
+
+
+def _report_options(report: argparse.ArgumentParser) -> None:
+    """The options of `report` a user passes after `--` (the launcher gives --plan)."""
     report.add_argument(
         "--out",
         type=user_path,
@@ -359,7 +412,7 @@ def _report_parser(sub) -> None:
     report.add_argument(
         "--json", action="store_true", help="also print the report's data as JSON on stdout"
     )
-    _connection_args(report)
+    _connection_args(report, uploads=False)  # it uploads nothing: no --chunk-size
 
 
 def cmd_report(args) -> int:
@@ -951,8 +1004,9 @@ def main(argv: list[str] | None = None) -> int:
             args.registry = check_registry(args.registry)
         if hasattr(args, "timeout"):
             # push: one deadline for the whole push (cmd_push), none per request
-            per_request = math.inf if args.command == "push" else args.timeout
-            LIMITS.timeout, LIMITS.chunk_size = per_request, args.chunk_size * MiB
+            LIMITS.timeout = math.inf if args.command == "push" else args.timeout
+            if hasattr(args, "chunk_size"):  # the commands that may upload
+                LIMITS.chunk_size = args.chunk_size * MiB
         return COMMANDS[args.command](args)
     except (RegistryError, client_env.ClientSettingsError, envvars.SettingError) as e:
         print(f"registry: error: {e}", file=sys.stderr)
