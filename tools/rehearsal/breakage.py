@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.imagecheck import check as imagecheck
+from tools.rehearsal import check
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,7 @@ class Removal:
 
 
 def _sh(image: str, script: str, docker: str) -> str:
-    proc = subprocess.run(
-        [docker, "run", "--rm", "--network", "none", "--entrypoint", "", "--user", "0", image,
-         "sh", "-c", script],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    return proc.stdout
+    return check.run_in(image, script, docker, entrypoint="")
 
 
 def removals(
