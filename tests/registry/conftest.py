@@ -49,6 +49,13 @@ def proxy_for():
         p.stop()
 
 
+@pytest.fixture(autouse=True)
+def history_dir(tmp_path, monkeypatch):
+    """Every push a test runs appends to a publish history in the test's own directory,
+    never to the user's (~/.cache/rocm-pytorch-images/history)."""
+    monkeypatch.setenv("ROCM_PYTORCH_HISTORY_DIR", str(tmp_path / "history"))
+
+
 @pytest.fixture
 def env(tmp_path, monkeypatch):
     """No user credentials: an empty DOCKER_CONFIG, here and for the tools a test runs.

@@ -248,9 +248,9 @@ def test_sign_verify_noop_and_tamper(tmp_path, env, registries, proxy_for, keys)
     assert "0 SBOMs and 0 provenances attached (0 layers read), 0 signatures made" in again.err
     assert "2 images already complete" in again.err
     noop_requests = len(proxy.requests)
-    # 1 + 3 tags per image as before, 1 referrers probe, and per image 3 digests x
-    # (referrers list + bundle manifest + bundle blob)
-    assert noop_requests == 2 * (1 + 3) + 1 + 2 * 3 * 3, proxy.requests
+    # 1 + 3 tags per image as before, + 1 for the immutable tag's confirmation, 1
+    # referrers probe, and per image 3 digests x (referrers list + bundle manifest + blob)
+    assert noop_requests == 2 * (1 + 3 + 1) + 1 + 2 * 3 * 3, proxy.requests
     print(f"no-op signed publish of 2 images: {noop_requests} requests")
 
     # tamper: the child's versioned tag now names the parent's (signed) digest

@@ -7,18 +7,15 @@ docker-registry processes, slow and hanging proxies to line the races up.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
-import subprocess
-import threading
 import time
-from pathlib import Path
 
 import pytest
 
 from tests.registry.fixtures import Fault
+from tests.registry.push_procs import Push, error_lines, immutable_tag, two_builds, wait_for
 from tests.registry.staging_images import NAMESPACE, family, layer, refs, stage, write_plan
 from tools.registry.push import IMMUTABLE_WINDOW
 
@@ -27,55 +24,6 @@ from tools.registry.push import IMMUTABLE_WINDOW
 def env(env):
     """conftest's env (no user credentials) on top of this process's environment."""
     return {**os.environ, **env}
-
-
-class Push:
-    """A `registry push` process; stdout lines are collected as they are printed."""
-
-    def __init__(self, plan: Path, registry: str, env: dict, *args: str) -> None:
-        self.proc = subprocess.Popen(
-            [
-                os.environ["REGISTRY_BIN_TOOL"],
-                "push",
-                "--plan",
-                str(plan),
-                "--registry",
-                registry,
-                *args,
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        self.lines: list[str] = []
-        self.err = ""
-        self._out = threading.Thread(target=self._read_out)
-        self._err = threading.Thread(target=self._read_err)
-        self._out.start()
-        self._err.start()
-
-    def _read_out(self) -> None:
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    def _read_err(self) -> None:
-        self.err = self.proc.stderr.read()
-
-    def wait(self, timeout: float = 120) -> int:
-        code = self.proc.wait(timeout)
-        self._out.join()
-        self._err.join()
-        return code
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.wait()
-
-
-def immutable_tag(spec: Path) -> str:
-    return json.loads(spec.read_text())["tags"]["immutable"]
 
 
 def test_two_pushes_racing_for_one_immutable_tag_never_both_succeed(
@@ -116,30 +64,6 @@ def test_two_pushes_racing_for_one_immutable_tag_never_both_succeed(
             errors = [line for line in push.err.splitlines() if "error" in line]
             assert len(errors) == 1, push.err
             assert tag in errors[0] and digests[0] in errors[0] and digests[1] in errors[0]
-
-
-def two_builds(tmp_path, staging):
-    """Two builds of rocm-runtime with different content and the same VCS_REF."""
-    builds = []
-    for name in ("a", "b"):
-        (tmp_path / name).mkdir()
-        image = stage(
-            staging.host, tmp_path / name, "rocm-runtime", [layer(200_000, name)], vcs_ref="1234567"
-        )
-        builds.append(image)
-    plans = [write_plan(tmp_path / name, [b]) for name, b in zip("ab", builds, strict=True)]
-    return builds, plans
-
-
-def wait_for(check, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.02)
-
-
-def error_lines(err: str) -> list[str]:
-    return [line for line in err.splitlines() if "error" in line]
 
 
 def test_a_tag_put_delayed_after_its_look_up_still_leaves_one_winner(
@@ -329,14 +253,17 @@ def test_two_identical_pushes_at_once_both_succeed(tmp_path, env, registries):
         registry = registries(f"registry{n}")
         images_dir = tmp_path / f"images{n}"
         images_dir.mkdir()
-        parent = stage(registry.host, images_dir, "rocm-runtime", layers, vcs_ref="1234567")
+        # the first time with immutable tags too (both confirm the same digest, 5 s an
+        # image); the others race the blobs alone, without those waits
+        vcs_ref = "1234567" if n == 0 else None
+        parent = stage(registry.host, images_dir, "rocm-runtime", layers, vcs_ref=vcs_ref)
         child = stage(
             registry.host,
             images_dir,
             "pytorch-base",
             [*layers, layer(1000, "own")],
             parents={"rocm-runtime": parent.descriptor.digest},
-            vcs_ref="1234567",
+            vcs_ref=vcs_ref,
         )
         plan = write_plan(images_dir, [parent, child])
         pushes = [Push(plan, f"{registry.host}/{NAMESPACE}", env) for _ in range(2)]

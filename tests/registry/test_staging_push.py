@@ -450,6 +450,7 @@ def test_push_json_is_one_document_with_each_refs_digest_and_action(
         "images_up_to_date": 0,
         "refs_written": 6,
         "refs_up_to_date": 0,
+        "refs_not_confirmed": 0,
         "refs_refused": 0,
         "uploaded_blobs": 6,
         "uploaded_bytes": doc["totals"]["uploaded_bytes"],

@@ -687,9 +687,6 @@ def cmd_push(args) -> int:
     settled: dict[str, str] = {}  # ref -> action, as each lands
 
     def on_ref(_image: PlannedImage, ref: str, action: str) -> None:
-        if action == "moved":  # an immutable tag another push took after it landed
-            settled.pop(ref, None)
-            return
         settled[ref] = action
         print(f"{'up to date' if action == 'up to date' else 'pushed'} {ref}", file=out, flush=True)
 
@@ -729,13 +726,20 @@ def cmd_push(args) -> int:
     if not (signum or late or refusal):
         _remember(images, settled, bool(args.attest or args.sign), bool(args.sign))
     maybe = ""  # the tag whose PUT was in flight when the push stopped, landed or not
+    unconfirmed = ""  # the immutable tag it wrote and had not confirmed when it stopped
     if pusher.tag_in_flight and (signum or late):
-        image, ref, _tag, action = pusher.tag_in_flight
+        image, ref, tag, action = pusher.tag_in_flight
         # after a signal: ask whether it landed; at the deadline there is no time to ask
-        if signum and _landed(args, pusher):
-            on_ref(image, ref, action)
-        else:
+        if not (signum and _landed(args, pusher)):
             maybe = ref
+        elif tag == image.immutable:  # landed, but only its confirmation makes it this push's
+            unconfirmed = ref
+        else:
+            on_ref(image, ref, action)
+    elif pusher.unconfirmed and (signum or late):
+        unconfirmed = pusher.unconfirmed[1]
+    if unconfirmed:
+        pusher.not_confirmed[unconfirmed] = None
     error = refusal or late or result.error
     if signum:
         error = f"interrupted by {signal.Signals(signum).name}"
@@ -761,6 +765,12 @@ def cmd_push(args) -> int:
         _push_progress(images, settled)
     if maybe:
         print(f"  in flight when it stopped (may have landed): {maybe}", file=sys.stderr)
+    if unconfirmed:
+        print(
+            f"  written, not confirmed when it stopped: {unconfirmed} (an immutable tag is"
+            " confirmed by a read after the window; re-run the same command to confirm it)",
+            file=sys.stderr,
+        )
     print(_push_summary(images, settled, pusher), file=sys.stderr, flush=True)
     if attester:
         n = attester.counts
@@ -881,7 +891,9 @@ def _push_totals(images: list[PlannedImage], settled: dict[str, str], pusher: Pu
         "images_up_to_date": sum(_done(i, settled) == "up to date" for i in images),
         "refs_written": written,
         "refs_up_to_date": len(settled) - written,
-        "refs_refused": sum(len(i.refs) for i in images) - len(settled),
+        # immutable tags written, then not confirmed (lost, late, or stopped before)
+        "refs_not_confirmed": len(pusher.not_confirmed),
+        "refs_refused": sum(len(i.refs) for i in images) - len(settled) - len(pusher.not_confirmed),
         "uploaded_blobs": sum(s.uploaded_blobs for s in stats),
         "uploaded_bytes": sum(s.uploaded_bytes for s in stats),
         "mounted_blobs": sum(s.mounted_blobs for s in stats),
@@ -911,7 +923,10 @@ def _push_document(
         except RegistryError:
             digest = None
         for ref in image.refs:
-            refs.append({"ref": ref, "digest": digest, "action": settled.get(ref, "refused")})
+            action = settled.get(ref) or (
+                "not confirmed" if ref in pusher.not_confirmed else "refused"
+            )
+            refs.append({"ref": ref, "digest": digest, "action": action})
     totals = _push_totals(images, settled, pusher)
     return {"ok": not error, "error": error or None, "refs": refs, "totals": totals}
 

@@ -22,26 +22,31 @@ Order of operations, and what it guarantees:
 3. The manifest is PUT by digest, the descriptor's bytes unchanged, and only
    then the tags, so no tag ever points at a missing manifest. A tag already
    on the right digest is left alone, which makes a no-op push 1 +
-   number-of-tags requests per image. The immutable tag goes first, and the
-   distribution API has no compare-and-swap: it is looked up again right
-   before its PUT, and read back after it; another digest there stops the
-   push before the image's other tags move.
-4. Two pushes of one immutable tag never both succeed (Fischer's mutual
-   exclusion, with ``IMMUTABLE_WINDOW`` as the bound on a write's delay): a
-   push whose PUT of an immutable tag was answered more than the window
-   after the look-up before it fails (it cannot know what it overwrote), and
-   before it succeeds every immutable tag it wrote is read again at least the
-   window after its PUT was answered. A competitor that looked before our PUT
-   landed and kept to the window has landed by then, so that read sees it.
+   number-of-tags requests per image (one more for an immutable tag: its
+   confirmation, 4.). The immutable tag goes first, and the distribution API
+   has no compare-and-swap: it is looked up again right before its PUT, and
+   confirmed (4.) before the image's other tags are written or reported.
+4. Two pushes of one immutable tag never both succeed (Fischer's timed mutual
+   exclusion, with ``IMMUTABLE_WINDOW`` W as the bound on how long after its
+   look-up a write may land). A push whose PUT of an immutable tag was answered
+   more than W after the look-up before it, less the time on the wire (the
+   fastest manifest round trip it measured to that registry), fails: it cannot
+   know what it overwrote. Every immutable tag is confirmed, written or found on
+   its digest alike: read again at least W after its PUT was answered, or after
+   the look-up that found it so. A competitor that looked before that digest
+   landed, and kept to W, has landed by then, so the read sees it; only then is
+   the tag reported (`pushed`, `up to date`) and the image's other tags written,
+   so a push that fails on its immutable tag has moved none of them.
 
 A manifest PUT answered DIGEST_INVALID or MANIFEST_BLOB_UNKNOWN (another
 push was uploading or mounting one of its blobs at that moment) is retried
 a few times, after a HEAD of every blob and a copy of those missing.
 
-Each ref is reported as it lands (or is found on its digest already), and a
-SIGINT or SIGTERM (``Interrupted``) or the push's deadline (``OutOfTime``)
-stops the push between two requests: no tag is written after it. The tag
-whose PUT was in flight then is ``tag_in_flight``: it may have landed.
+Each ref is reported as it lands (or is found on its digest already; an immutable
+tag once confirmed), and a SIGINT or SIGTERM (``Interrupted``) or the push's
+deadline (``OutOfTime``) stops the push between two requests: no tag is written
+after it. The tag whose PUT was in flight then is ``tag_in_flight``: it may have
+landed; an immutable tag written but not yet confirmed is ``unconfirmed``.
 """
 
 from __future__ import annotations
@@ -82,9 +87,11 @@ BLOB_RACE = ("DIGEST_INVALID", "MANIFEST_BLOB_UNKNOWN", "BLOB_UNKNOWN")
 MANIFEST_ATTEMPTS = 4
 
 
-# The longest a push may take from the look-up of an immutable tag to the answer of its
-# PUT, and the least it waits after that answer before it reads the tag again for good.
-# Every push keeps to it, so two pushes of one tag never both succeed (module docstring).
+# The longest a write of an immutable tag may land after the look-up before it (checked
+# as the PUT's answer less the look-up's sending, less the time on the wire), and the
+# least a push waits after its PUT was answered, or after a look-up found the tag on its
+# digest, before it reads the tag again to confirm it. Every push keeps to it, so two
+# pushes of one tag never both succeed (module docstring).
 IMMUTABLE_WINDOW = 5.0
 
 
@@ -101,8 +108,7 @@ class OutOfTime(BaseException):
 
 
 # Called for each ref as it settles: (image, ref, action), action "uploaded" (blob
-# bytes copied for the image), "mounted" (written without copying bytes) or "up to date";
-# "moved": an immutable tag reported before was found on another digest at the end.
+# bytes copied for the image), "mounted" (written without copying bytes) or "up to date".
 OnRef = Callable[[PlannedImage, str, str], None]
 
 
@@ -169,8 +175,13 @@ class Pusher:
         self.before_tags: Callable[[PlannedImage, Descriptor], None] | None = None
         # (image, ref, tag, action) of the tag PUT waiting for its answer, if one is
         self.tag_in_flight: tuple[PlannedImage, str, str, str] | None = None
-        # immutable tags this push wrote: (image, its digest, when the PUT was answered)
-        self.immutable_written: list[tuple[PlannedImage, str, float]] = []
+        # (image, ref) of the immutable tag this push wrote and has not confirmed yet
+        self.unconfirmed: tuple[PlannedImage, str] | None = None
+        # ref -> digest it pointed at when last read (None: unknown) of each immutable tag
+        # this push wrote and could not confirm (a failed push's message names them)
+        self.not_confirmed: dict[str, str | None] = {}
+        # the fastest manifest request to each registry host, in seconds: time on the wire
+        self.fastest: dict[str, float] = {}
 
     @property
     def clients(self) -> dict[str, RegistryClient]:
@@ -184,17 +195,31 @@ class Pusher:
 
     # -- the three phases -----------------------------------------------------
 
+    def look(self, image: PlannedImage, reference: str) -> tuple[str | None, float, float]:
+        """The digest ``reference`` points at (None: absent), when the look-up was sent and
+        when it was answered; its round trip counts toward the host's fastest."""
+        c = self.client(image.host)
+        sent = time.monotonic()
+        have = c.manifest_digest(image.name, reference)
+        answered = time.monotonic()
+        self._round_trip(image.host, answered - sent)
+        return have, sent, answered
+
+    def _round_trip(self, host: str, seconds: float) -> None:
+        self.fastest[host] = min(self.fastest.get(host, seconds), seconds)
+
     def immutable_now(
         self, images: list[PlannedImage], descriptors: dict
-    ) -> tuple[dict[tuple[str, str | None], str | None], str]:
-        """Phase 1: the digest each immutable tag has now, and the refusal if one differs."""
-        current: dict[tuple[str, str | None], str | None] = {}
+    ) -> tuple[dict[tuple[str, str | None], tuple[str | None, float]], str]:
+        """Phase 1: the digest each immutable tag has now and when the look-up was answered,
+        and the refusal if one differs."""
+        current: dict[tuple[str, str | None], tuple[str | None, float]] = {}
         conflicts = []
         for image in images:
             if not image.immutable:
                 continue
-            have = self.client(image.host).manifest_digest(image.name, image.immutable)
-            current[image.key] = have
+            have, _, answered = self.look(image, image.immutable)
+            current[image.key] = have, answered
             want = descriptors[image.key].digest
             if have and have != want:
                 conflicts.append(f"{image.ref(image.immutable)} is {have}, this build is {want}")
@@ -208,98 +233,149 @@ class Pusher:
         return current, refusal
 
     def push_image(
-        self, image: PlannedImage, d: Descriptor, exists: bool, immutable_now: str | None
+        self,
+        image: PlannedImage,
+        d: Descriptor,
+        exists: bool,
+        immutable_seen: tuple[str | None, float] | None,
     ) -> None:
-        """Phases 2 and 3 for one image."""
-        c = self.client(image.host)
+        """Phases 2 and 3 for one image: its immutable tag confirmed before its other tags."""
         action = "mounted"
         if not exists:
             if "uploaded" in self.copy_blobs(image, d, d.blobs):
                 action = "uploaded"
             self.put_manifest(image, d, d.digest)
         for blob in d.blobs:
-            self._remember(c.host, blob.digest, image.name)
+            self._remember(self.client(image.host).host, blob.digest, image.name)
         if self.before_tags:
             self.before_tags(image, d)
-        immutable_first = sorted(image.tags, key=lambda tag: tag != image.immutable)
-        for tag in immutable_first:
-            ref = str(image.ref(tag))
+        if image.immutable:
+            self.immutable_tag(image, d, action, immutable_seen)
+        for tag in image.tags:
             if tag == image.immutable:
-                if immutable_now == d.digest:
-                    self.on_ref(image, ref, "up to date")
-                    continue
-                self.tag_in_flight = (image, ref, tag, action)
-                self.put_immutable(image, d)
-            elif exists and c.manifest_digest(image.name, tag) == d.digest:
+                continue
+            ref = str(image.ref(tag))
+            if exists and self.look(image, tag)[0] == d.digest:
                 self.on_ref(image, ref, "up to date")
                 continue
-            else:
-                self.tag_in_flight = (image, ref, tag, action)
-                self.put_manifest(image, d, tag)
+            self.tag_in_flight = (image, ref, tag, action)
+            self.put_manifest(image, d, tag)
             self.tag_in_flight = None
             self.on_ref(image, ref, action)
 
-    def put_immutable(self, image: PlannedImage, d: Descriptor) -> None:
-        """PUT the immutable tag unless another digest holds it, before or after.
+    def immutable_tag(
+        self,
+        image: PlannedImage,
+        d: Descriptor,
+        action: str,
+        seen: tuple[str | None, float] | None,
+    ) -> None:
+        """Write the immutable tag unless another digest holds it (or find it on this one),
+        then confirm it (``confirm``), and only then report it.
 
-        Without compare-and-swap, a push that looked before our PUT landed may
-        land its own after it: wait as long as our look and PUT took (about as
-        long as theirs can still take), then read the tag back. A PUT answered
-        more than the window after the look-up fails the push: another push
-        may have written the tag in between, and reported it, before ours
-        landed. ``verify_immutable`` reads the tag again before the push ends.
+        ``seen``: phase 1's look-up of it, (digest, when answered). Without
+        compare-and-swap, another push that looked before our digest landed may
+        land its own after it: a push keeps each PUT within the window of the look-up
+        before it (``in_time``), so waiting out the window and reading the tag again
+        sees any such write.
         """
-        c = self.client(image.host)
-        window = self.options.immutable_window
-        ref = image.ref(image.immutable)
-        start = time.monotonic()
-        have = c.manifest_digest(image.name, image.immutable)
-        if have is None:
-            self.put_manifest(image, d, image.immutable)
-            answered = time.monotonic()
-            took = answered - start
-            if took > window:
+        ref = str(image.ref(image.immutable))
+        if seen and seen[0] == d.digest:
+            action, since = "up to date", seen[1]
+        else:
+            have, sent, since = self.look(image, image.immutable)
+            if have == d.digest:
+                action = "up to date"
+            elif have:
                 raise RegistryError(
-                    f"{ref}: its PUT was answered {took:.1f} s after its look-up, more than"
-                    f" the {window:g} s two pushes of one immutable tag are checked over:"
-                    " another push may have written it in between and succeeded, and this"
-                    f" one moved it to {d.digest} (this build); {image.label()}'s other tags"
-                    " were not written. Check which digest the other push reported, and put"
-                    " the tag back on it if it is not this one"
+                    f"{ref} is {have}, this build is {d.digest}: another push wrote it meanwhile;"
+                    f" immutable tags never move, so {self.wrote(image, {})}. Rebuild from the"
+                    " commit that made it, or push a new commit (new VCS_REF)"
                 )
-            self.immutable_written.append((image, d.digest, answered))
-            time.sleep(took)
-            have = c.manifest_digest(image.name, image.immutable)
-        if have != d.digest:
-            raise RegistryError(
-                f"{ref} is {have or 'gone'}, this build is {d.digest}: another push wrote it"
-                f" meanwhile; immutable tags never move, so {image.label()}'s other tags were"
-                " not written. Rebuild from the commit that made it, or push a new commit"
-                " (new VCS_REF)"
-            )
+            else:
+                self.tag_in_flight = (image, ref, image.immutable, action)
+                self.put_manifest(image, d, image.immutable)
+                since = time.monotonic()
+                self.tag_in_flight = None
+                self.unconfirmed = image, ref
+                self.in_time(image, d, ref, sent, since)
+        self.confirm(image, d, ref, since, action)
+        self.unconfirmed = None
+        self.on_ref(image, ref, action)
 
-    def verify_immutable(self) -> tuple[PlannedImage, str] | None:
-        """Read every immutable tag this push wrote again, the window after its PUT was
-        answered: the first one another push moved meanwhile, with the message, or None."""
-        if not self.immutable_written:
-            return None
-        last = max(answered for _, _, answered in self.immutable_written)
-        wait = last + self.options.immutable_window - time.monotonic()
+    def in_time(
+        self, image: PlannedImage, d: Descriptor, ref: str, sent: float, answered: float
+    ) -> None:
+        """Fail the push if its PUT of an immutable tag may have landed more than the window
+        after the look-up before it: another push may have written the tag in between,
+        confirmed and reported it, before this PUT moved it.
+
+        The interval from sending the look-up to the PUT's answer holds both requests'
+        time on the wire; the fastest manifest round trip to that registry is taken
+        to be that part (a far registry is as far for every request), the rest is how
+        late the write may have landed.
+        """
+        window = self.options.immutable_window
+        took = answered - sent
+        wire = self.fastest.get(image.host, 0.0)
+        if took - wire <= window:
+            return
+        now = self.read_now(image)
+        self.unconfirmed = None
+        self.not_confirmed[ref] = now
+        raise RegistryError(
+            f"{ref}: its PUT was answered {took:.1f} s after its look-up ({took - wire:.1f} s"
+            f" beyond the fastest round trip to {image.host}, {wire:.1f} s), more than the"
+            f" {window:g} s two pushes of one immutable tag are checked over: another push may"
+            f" have written it in between and succeeded, and this one moved it to {d.digest}"
+            f" (this build); {self.wrote(image, {ref: now})}. Check which digest the other push"
+            " reported, and put the tag back on it if it is not this one"
+        )
+
+    def confirm(
+        self, image: PlannedImage, d: Descriptor, ref: str, since: float, action: str
+    ) -> None:
+        """Read the immutable tag again at least the window after ``since`` (its PUT's
+        answer, or the look-up that found it on this digest); fail if it moved."""
+        window = self.options.immutable_window
+        wait = since + window - time.monotonic()
         if wait > 0:
-            self.log(f"checking {len(self.immutable_written)} immutable tags in {wait:.1f} s")
+            self.log(
+                f"  confirming {ref} in {wait:.1f} s (an immutable tag is read again"
+                f" {window:g} s after it was written or found)"
+            )
             time.sleep(wait)
-        for image, digest, _ in self.immutable_written:
-            have = self.client(image.host).manifest_digest(image.name, image.immutable)
-            if have != digest:
-                ref = str(image.ref(image.immutable))
-                self.on_ref(image, ref, "moved")
-                return image, (
-                    f"{ref} is {have or 'gone'},"
-                    f" this build is {digest}: another push, whose look-up came before this"
-                    " push's PUT landed, wrote it after; immutable tags never move: the tag is"
-                    " theirs, and this push failed"
-                )
-        return None
+        have = self.look(image, image.immutable)[0]
+        if have == d.digest:
+            return
+        if action == "up to date":
+            raise RegistryError(
+                f"{ref} was up to date (this build, {d.digest}) and is now {have or 'gone'}:"
+                " another push, whose look-up came before this digest landed there, wrote it"
+                " after; immutable tags never move: the tag is theirs, and this push failed;"
+                f" {self.wrote(image, {})}"
+            )
+        self.unconfirmed = None
+        self.not_confirmed[ref] = have = have or "gone"
+        raise RegistryError(
+            f"{ref} is {have}, this build is {d.digest}: another push, whose look-up came"
+            " before this push's PUT landed, wrote it after; immutable tags never move: the tag"
+            f" is theirs, and this push failed; {self.wrote(image, {ref: have})}"
+        )
+
+    def read_now(self, image: PlannedImage) -> str | None:
+        """Where the immutable tag points now, for a message (None: unknown)."""
+        try:
+            return self.look(image, image.immutable)[0] or "gone"
+        except RegistryError:
+            return None
+
+    def wrote(self, image: PlannedImage, written: dict[str, str | None]) -> str:
+        """What a push that fails on ``image``'s immutable tag wrote of the image's tags."""
+        if not written:
+            return f"this push wrote no tag of {image.label()}"
+        listed = ", ".join(f"{ref} (now {now or 'unknown'})" for ref, now in written.items())
+        return f"this push wrote {listed} and none of {image.label()}'s other tags"
 
     def put_manifest(self, image: PlannedImage, d: Descriptor, reference: str) -> None:
         """PUT the manifest under ``reference`` (its digest or a tag).
@@ -310,7 +386,9 @@ class Pusher:
         c = self.client(image.host)
         for attempt in range(MANIFEST_ATTEMPTS):
             try:
+                sent = time.monotonic()
                 c.put_manifest(image.name, reference, d.manifest, d.media_type)
+                self._round_trip(image.host, time.monotonic() - sent)
                 return
             except BadStatus as e:
                 code = next((k for k in e.codes if e.status == 400 and k in BLOB_RACE), None)
@@ -427,7 +505,7 @@ class Pusher:
         exists = {}
         for image in images:
             d = descriptors[image.key]
-            exists[image.key] = self.client(image.host).manifest_digest(image.name, d.digest)
+            exists[image.key] = self.look(image, d.digest)[0]
             if exists[image.key] != d.digest:
                 self.client.check_staged(d)
         total = len(images)
@@ -447,11 +525,15 @@ class Pusher:
             except RegistryError as e:
                 result.failed = image
                 result.error = str(e)
+                if self.unconfirmed:  # its confirmation did not finish
+                    ref = self.unconfirmed[1]
+                    self.not_confirmed[ref] = None
+                    self.unconfirmed = None
+                    result.error += (
+                        f"; this push wrote {ref} and could not confirm it: re-run the same"
+                        " command to confirm it"
+                    )
                 return result
             result.requests[image.label()] = self.total_requests() - before
             result.pushed.append(image)
-        moved = self.verify_immutable()
-        if moved:
-            result.failed, result.error = moved
-            result.pushed.remove(moved[0])
         return result
