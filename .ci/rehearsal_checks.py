@@ -460,7 +460,7 @@ def main() -> int:
                     continue
                 if layer.digest not in scanned:
                     scanned[layer.digest] = image_check.blob_holds(
-                        d.staging_registry, d.staging_name, layer, CACHE_MARKER.encode()
+                        d.staging_host, d.staging_name, layer, CACHE_MARKER.encode()
                     )
                 if scanned[layer.digest]:
                     found.append(f"{target}: layer {layer.digest[:19]}")

@@ -584,10 +584,10 @@ def completion_text(body: str) -> str | None:
     return text if isinstance(text, str) else None
 
 
-def blob_holds(registry: str, name: str, layer, needle: bytes) -> bool:
-    """Whether the (gzip, zstd or plain) layer blob ``layer`` of ``registry/name``, read
+def blob_holds(host: str, name: str, layer, needle: bytes) -> bool:
+    """Whether the (gzip, zstd or plain) layer blob ``layer`` of ``host``/``name``, read
     from that loopback registry and decompressed as it streams, holds ``needle``."""
-    url = f"http://{registry}/v2/{name}/blobs/{layer.digest}"
+    url = f"http://{host}/v2/{name}/blobs/{layer.digest}"
     with urllib.request.urlopen(url, timeout=60) as response:
         if "zstd" in layer.media_type:
             unzstd = subprocess.Popen(
