@@ -15,6 +15,10 @@ them, action keys of this run's own):
   pytorch, pytorch-test and runtime); a second build runs nothing;
 - tools/rehearsal/coverage.py reads BuildKit's step list in their logs: every
   RUN of every Dockerfile of docker/ executed;
+- the builds were given a compiler cache that does not answer (COMPILER_CACHE):
+  each compiling stage warned in one line and built with its local ccache;
+  later, no built image's config or layer (the upstream's aside) holds its
+  endpoint;
 - the arch family gfx110X: rocm-runtime and base built once for
   gfx1100;gfx1101 keep exactly those archs' kernels (each member's
   rocBLAS kernels present), and hipcc in base makes a code object per member;
@@ -49,8 +53,8 @@ them, action keys of this run's own):
   dependencies downloaded beside it);
 - rocm-runtime for gfx950 fails with the prune script's "no rocBLAS kernels"
   line in Bazel's error;
-- another mirror (the settings file rewritten) runs 0 UpstreamBuild and 0
-  ImageBuild actions (execution log);
+- another mirror and compiler cache endpoint (the settings file rewritten)
+  runs 0 UpstreamBuild and 0 ImageBuild actions (execution log);
 - the stand-in rebuilt (another staging registry, so the action runs again)
   gives the same digest (reproducible).
 
