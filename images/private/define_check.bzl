@@ -25,7 +25,13 @@ load(":defines.bzl", "analysis_error", "defines_error")
 DEFINE_CHECK = Label("//images:defines")
 
 DEFINE_CHECK_ATTRS = {
-    "_defines": attr.label(default = DEFINE_CHECK, cfg = noarch_transition),
+    "defines": attr.label(
+        default = DEFINE_CHECK,
+        cfg = noarch_transition,
+        doc = "The build's `--define` check (a `define_check` target): //images:defines," +
+              " whose keys are the catalogue's; a family of another catalogue (bench/heavy)" +
+              " names its own.",
+    ),
 }
 
 def define_check_error(var, archs, families, default_arch, value_keys, catalog_names = None):
