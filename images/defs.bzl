@@ -4,6 +4,7 @@ Rule bodies live in images/private/; this file only re-exports them.
 """
 
 load("//images/private:arch_transition.bzl", _NOARCH = "NOARCH")
+load("//images/private:define_check.bzl", _define_check = "define_check")
 load(
     "//images/private:family.bzl",
     _image_family = "image_family",
@@ -27,6 +28,7 @@ load("//images/private:stand_in.bzl", _stand_in_image = "stand_in_image")
 ImageInfo = _ImageInfo
 ImageSetInfo = _ImageSetInfo
 NOARCH = _NOARCH
+define_check = _define_check
 image_family = _image_family
 image_label = _image_label
 image_labels = _image_labels
