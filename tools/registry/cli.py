@@ -149,6 +149,15 @@ def push_help(about: dict, catalog) -> str:
 
 groups (there is no all group; one target: {package}:<target>.push):
 {groups}"""
+    parser = _help_parser(
+        label, description, "[https://]HOST[:PORT][/NAMESPACE] instead of the plan's"
+    )
+    _push_options(parser)
+    return parser.format_help()
+
+
+def _help_parser(label: str, description: str, registry_help: str) -> argparse.ArgumentParser:
+    """The parser a `.help` target prints: `bazel run LABEL` usage, -h and --registry."""
     parser = argparse.ArgumentParser(
         prog=f"bazel run {label} --",
         usage=f"bazel run {label} [--define arch=A[,B...]] [--define registry=...] -- [options]",
@@ -157,11 +166,8 @@ groups (there is no all group; one target: {package}:<target>.push):
         add_help=False,
     )
     parser.add_argument("-h", "--help", action="store_true", help="this help")
-    parser.add_argument(
-        "--registry", help="[https://]HOST[:PORT][/NAMESPACE] instead of the plan's"
-    )
-    _push_options(parser)
-    return parser.format_help()
+    parser.add_argument("--registry", help=registry_help)
+    return parser
 
 
 def _archs_line(about: dict, catalog) -> str:
@@ -193,17 +199,10 @@ script; nothing fetched when it is opened); it prints the page's path.
             and --config=rehearsal (the stand-in upstream), as for push_default
 
 {REPORT_SHOWS}"""
-    parser = argparse.ArgumentParser(
-        prog=f"bazel run {label} --",
-        usage=f"bazel run {label} [--define arch=A[,B...]] [--define registry=...] -- [options]",
-        description=description,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        add_help=False,
-    )
-    parser.add_argument("-h", "--help", action="store_true", help="this help")
-    parser.add_argument(
-        "--registry",
-        help="[https://]HOST[:PORT][/NAMESPACE]: ask this registry for the last publish instead",
+    parser = _help_parser(
+        label,
+        description,
+        "[https://]HOST[:PORT][/NAMESPACE]: ask this registry for the last publish instead",
     )
     _report_options(parser)
     return parser.format_help()
