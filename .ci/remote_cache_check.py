@@ -1,7 +1,8 @@
 """Remote cache check: a real HTTP cache, two fresh output bases, 100 % hits.
 
-Starts a loopback Bazel HTTP cache (Debian's nginx with WebDAV, through
-`rocm-pytorch-sid-run`) on a free 127.0.0.1 port, then runs a small real subset of
+Starts a loopback Bazel HTTP cache, the team cache of tools/teamcache (Debian's
+nginx with WebDAV, the sid tree's through `rocm-pytorch-sid-run`), with its state in
+the check's temp dir, on a free 127.0.0.1 port, then runs a small real subset of
 the repository twice with `--config=ci` against it:
 
 - run A, output base A, empty cache: builds and tests everything and uploads
@@ -36,7 +37,7 @@ non-zero on any failure. nginx, both Bazel servers and every temporary file
 
 Needs: the Docker engine (`eval "$(python3 -m tools.engine env)"`; the
 actions learn DOCKER_HOST/DOCKER_CONFIG outside their keys, see
-tools/client_env.py) and `rocm-pytorch-sid-run` (tools/bootstrap.sh).
+tools/client_env.py) and nginx (`rocm-pytorch-sid-run`, tools/bootstrap.sh).
 Python 3.11, stdlib only.
 
     python3 .ci/remote_cache_check.py [--keep]
@@ -52,7 +53,6 @@ import re
 import shutil
 import signal
 import socket
-import string
 import subprocess
 import sys
 import tempfile
@@ -66,8 +66,7 @@ if str(REPO) not in sys.path:  # run as a script: `tools` is a package at the ro
     sys.path.insert(0, str(REPO))
 
 from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree  # noqa: E402
-
-NGINX_TEMPLATE = Path(__file__).resolve().parent / "remote_cache" / "nginx.conf.template"
+from tools.teamcache import server as teamcache  # noqa: E402
 
 # A small real subset: two pytest/diff tests (Python toolchain, pip deps,
 # generated files) and one real image build (the stand-in upstream image and
@@ -103,74 +102,31 @@ def free_port() -> int:
 
 
 class Nginx:
-    """nginx in the foreground, serving `root` over WebDAV on 127.0.0.1:port."""
+    """The team cache (tools/teamcache: nginx, WebDAV) on a free 127.0.0.1 port, its state
+    dir (data, config, logs, pid) in ``workdir``: the one code path that serves Bazel's
+    HTTP cache protocol, here and on a team's machine."""
 
     def __init__(self, workdir: Path) -> None:
-        self.prefix = workdir / "nginx"
-        self.root = workdir / "cache"
-        self.proc: subprocess.Popen | None = None
+        self.paths = teamcache.Paths(workdir / "teamcache")
+        self.root = self.paths.data  # ac/ and cas/
         self.port = 0
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return teamcache.url(self.port)
 
     def start(self) -> None:
-        for sub in ("tmp/body", "tmp/proxy", "tmp/fastcgi", "tmp/uwsgi", "tmp/scgi"):
-            (self.prefix / sub).mkdir(parents=True, exist_ok=True)
-        self.root.mkdir(parents=True, exist_ok=True)
         last_error = ""
         for _ in range(3):  # another process may take the free port first
-            self.port = free_port()
-            conf = string.Template(NGINX_TEMPLATE.read_text()).substitute(
-                prefix=self.prefix,
-                root=self.root,
-                port=self.port,
-                user_line="user root;" if os.geteuid() == 0 else "",
-            )
-            (self.prefix / "nginx.conf").write_text(conf)
-            log = (self.prefix / "stderr.log").open("w")
-            self.proc = subprocess.Popen(
-                ["rocm-pytorch-sid-run", "nginx", "-p", str(self.prefix), "-c", "nginx.conf"],
-                cwd=self.prefix,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own group: stop() ends it and its workers
-            )
-            log.close()
-            deadline = time.monotonic() + 15
-            while time.monotonic() < deadline and self.proc.poll() is None:
-                try:
-                    urllib.request.urlopen(self.url + "/", timeout=2).close()
-                    return
-                except urllib.error.HTTPError:
-                    return  # 403/404 on / is an answer: it is up
-                except OSError:
-                    time.sleep(0.2)
-            last_error = self.logs()
-            self.stop()
+            try:
+                self.port = teamcache.start(self.paths, port=free_port()).port
+                return
+            except teamcache.TeamCacheError as e:
+                last_error = str(e)
         raise RuntimeError(f"nginx did not start:\n{last_error}")
 
-    def logs(self) -> str:
-        out = []
-        for name in ("stderr.log", "error.log"):
-            path = self.prefix / name
-            if path.exists():
-                out.append(path.read_text(errors="replace")[-2000:])
-        return "\n".join(out)
-
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=10)
-        except (ProcessLookupError, PermissionError):
-            pass
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
+        teamcache.stop(self.paths)
 
     def self_test(self) -> None:
         """PUT, GET and DELETE one object, as Bazel's HTTP cache client does."""
@@ -188,7 +144,7 @@ class Nginx:
     def uploads(self) -> tuple[int, int]:
         """PUT requests to /ac/ and /cas/ so far, and their request bytes."""
         count = size = 0
-        log = self.prefix / "access.log"
+        log = self.paths.access_log
         if log.exists():
             for line in log.read_text(errors="replace").splitlines():
                 parts = line.split()
