@@ -118,3 +118,5 @@ cmake --build "$work/build" --target install
 images=$(find "$prefix/lib/aotriton.images" -mindepth 1 -maxdepth 1 2>/dev/null | head -n 1)
 [ -n "$images" ] || die "no kernel images in $prefix/lib/aotriton.images: nothing was compiled for $arch"
 echo "build-aotriton: AOTriton ${version:-?} $commit for $arch -> $prefix"
+# what the compiler cache did, the last line (build-env.sh)
+rocm_pytorch_cc_stats

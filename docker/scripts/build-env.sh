@@ -27,6 +27,33 @@
 # itself (AWS_SHARED_CREDENTIALS_FILE, SCCACHE_GCS_KEY_PATH); ccache's go in a
 # config file on the step's tmpfs (CCACHE_CONFIGPATH), never in a variable.
 #
+# What the cache did: every script that sources this and compiles ends with
+# rocm_pytorch_cc_stats, which prints one line of what the compiler cache
+# did since this was sourced, one of:
+#
+#   compiler cache: ccache (local): 812 hits, 20 misses, 97.6 % hits
+#   compiler cache: sccache (sccache-webdav at http://cache:8080/cc): 0 hits, 120 misses, 0.0 % hits
+#   compiler cache: ccache (local): no compiles
+#   compiler cache: ccache (local): no stats (ccache --show-log-stats failed (exit 139))
+#   compiler cache: none
+#
+# i.e. `compiler cache: LAUNCHER (WHERE): H hits, M misses, R % hits`, where
+# LAUNCHER is ccache or sccache; WHERE is `local` (the cache mount, also after
+# a fallback) or `BACKEND at ENDPOINT` as the start line above names it (no
+# credentials); H and M count the compiles the cache looked up (C, C++, HIP,
+# assembler) that hit and missed it: calls it cannot cache (links,
+# preprocessing only) are neither; R is 100*H/(H+M), one decimal, rounded
+# half up. `no compiles` when H+M is 0, `no stats (REASON)` when the
+# counters cannot be read (never a failed build). tools/imagebuild/compile_stats.py
+# reads the line from the build log (docs/images.md, Compiler cache). The line
+# goes to stderr: BuildKit keeps the first 2 MiB of each stream of a step
+# (BUILDKIT_STEP_LOG_MAX_SIZE) and a compile's own output fills stdout.
+# ccache counts in a stats log of this sourcing's own on the step's tmpfs
+# (CCACHE_STATSLOG): the cache mount is shared with the steps of other image
+# builds, whose counts `ccache --show-stats` would mix in and whose counts
+# `--zero-stats` would clobber. sccache's server is the step's own
+# (SCCACHE_SERVER_UDS); its counts since this was sourced are read.
+#
 # ROCM_PYTORCH_BUILD_ENV=compiler-cache sets up the compiler cache only (the
 # triton build: no GPU arch). ROCM_PYTORCH_SECRETS_DIR moves /run/secrets and
 # ROCM_PYTORCH_RUN_DIR /dev/shm (tests).
@@ -140,7 +167,7 @@ rocm_pytorch_cc_start_sccache() {
 
 rocm_pytorch_compiler_cache() {
     local secrets settings creds ca backend=local endpoint="" reason="" note=""
-    local launcher="" use_ccache=0 line name value remote="" conf kind
+    local launcher="" use_ccache=0 line name value remote="" conf kind where
     local -a cc_env=() server_env=()
     secrets=${ROCM_PYTORCH_SECRETS_DIR:-/run/secrets}
     settings=$secrets/compiler-cache
@@ -277,6 +304,154 @@ rocm_pytorch_compiler_cache() {
     fi
     # one line: the fallback's warning says it all
     [ -n "$reason" ] || echo "build-env: compiler cache: ${launcher:-none}$note"
+    where=local
+    if [ -z "$reason" ] && [ "$note" = " ($backend at $endpoint)" ]; then
+        where="$backend at $endpoint"
+    fi
+    rocm_pytorch_cc_stats_start "${launcher:-none}" "$where"
+}
+
+# rocm_pytorch_cc_stats_start LAUNCHER WHERE: what rocm_pytorch_cc_stats
+# needs (shell variables of the sourcing shell, not exported); for ccache a
+# stats log of this sourcing's own, for sccache its server's counts now.
+rocm_pytorch_cc_stats_start() {
+    local run_dir=${ROCM_PYTORCH_RUN_DIR:-/dev/shm}
+    ROCM_PYTORCH_CC_LAUNCHER=$1
+    ROCM_PYTORCH_CC_WHERE=$2
+    ROCM_PYTORCH_CC_NO_STATS=""
+    ROCM_PYTORCH_CC_BASE="0 0"
+    case "$1" in
+        ccache)
+            if [ -d "$run_dir" ] && [ -w "$run_dir" ]; then
+                # ccache creates it with the first compile it logs; none: no compiles
+                export CCACHE_STATSLOG=$run_dir/rocm-pytorch-ccache-stats.$$.$RANDOM
+                rm -f "$CCACHE_STATSLOG"
+            else
+                unset CCACHE_STATSLOG
+                ROCM_PYTORCH_CC_NO_STATS="cannot write a stats log in $run_dir"
+            fi
+            ;;
+        sccache)
+            # a server already running in this step (sourced twice) counted before
+            ROCM_PYTORCH_CC_BASE=$(rocm_pytorch_cc_sccache_counts 2>/dev/null) || ROCM_PYTORCH_CC_BASE="0 0"
+            ;;
+    esac
+}
+
+# rocm_pytorch_cc_ccache_counts: prints "HITS MISSES" of ccache's stats log,
+# or why not (and returns 1).
+rocm_pytorch_cc_ccache_counts() {
+    local log=${CCACHE_STATSLOG:-} out rc=0 hits misses
+    if [ -n "${ROCM_PYTORCH_CC_NO_STATS:-}" ]; then
+        echo "$ROCM_PYTORCH_CC_NO_STATS"
+        return 1
+    fi
+    if [ -z "$log" ]; then
+        echo "CCACHE_STATSLOG is not set"
+        return 1
+    fi
+    # no log or an empty one: ccache logged no call (ccache 4.7 crashes reading an empty log)
+    if [ ! -s "$log" ]; then
+        echo "0 0"
+        return 0
+    fi
+    out=$(ccache --show-log-stats 2>&1) || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        out=$(printf '%s\n' "$out" | sed -n '$p' | cut -c 1-160)
+        echo "ccache --show-log-stats failed (exit $rc)${out:+: $out}"
+        return 1
+    fi
+    # the first Hits: and Misses: lines, under "Cacheable calls:" (ccache 4.7 to 4.14):
+    #   Cacheable calls:   5 / 8 (62.50%)
+    #     Hits:            2 / 5 (40.00%)
+    #     ...
+    #     Misses:          3 / 5 (60.00%)
+    # (the later ones are per storage: "Local storage:", "Remote storage:")
+    hits=$(printf '%s\n' "$out" | sed -n '/^[[:space:]]*Hits:[[:space:]]*[0-9]/{s/^[[:space:]]*Hits:[[:space:]]*\([0-9]*\).*/\1/p;q;}')
+    misses=$(printf '%s\n' "$out" | sed -n '/^[[:space:]]*Misses:[[:space:]]*[0-9]/{s/^[[:space:]]*Misses:[[:space:]]*\([0-9]*\).*/\1/p;q;}')
+    if [ -z "$hits" ] || [ -z "$misses" ]; then
+        echo "ccache --show-log-stats printed no Hits: and Misses: lines"
+        return 1
+    fi
+    echo "$hits $misses"
+}
+
+# rocm_pytorch_cc_sccache_counts: prints "HITS MISSES" of sccache's server
+# (C/C++, HIP and assembler compiles), or why not (and returns 1).
+rocm_pytorch_cc_sccache_counts() {
+    local python out rc=0
+    python=$(command -v python3 || command -v python || true)
+    if [ -z "$python" ]; then
+        echo "no python here to read sccache's stats"
+        return 1
+    fi
+    out=$(sccache --show-stats --stats-format=json 2>&1) || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        out=$(printf '%s\n' "$out" | sed -n '$p' | cut -c 1-160)
+        echo "sccache --show-stats failed (exit $rc)${out:+: $out}"
+        return 1
+    fi
+    # sccache 0.16, one line: {"stats": {"cache_hits": {"counts": {"C/C++": 2, "HIP": 5},
+    # ...}, "cache_misses": {"counts": {...}}, ...}, ...}; a language it did not see is
+    # absent (its stderr, say "Starting the server...", is on other lines)
+    "$python" -c '
+import json, sys
+try:
+    text = sys.stdin.read()
+    stats = json.loads(next((x for x in text.splitlines() if x.startswith("{")), text))["stats"]
+    hits, misses = (
+        sum(int(stats[key]["counts"].get(lang, 0)) for lang in ("C/C++", "HIP", "Assembler"))
+        for key in ("cache_hits", "cache_misses")
+    )
+except Exception as e:
+    print(" ".join(f"sccache --stats-format=json is not as expected: {type(e).__name__}: {e}".split())[:200])
+    sys.exit(1)
+print(hits, misses)
+' <<<"$out" || return 1
+}
+
+# rocm_pytorch_cc_stats: the one line on what the compiler cache did since
+# build-env.sh was sourced (the format is at the top), on stderr. Never fails.
+rocm_pytorch_cc_stats() {
+    local launcher=${ROCM_PYTORCH_CC_LAUNCHER:-none} counts="" hits="" misses="" total rate
+    local base_hits=0 base_misses=0 line
+    if [ "$launcher" = none ]; then
+        echo "compiler cache: none" >&2
+        return 0
+    fi
+    line="compiler cache: $launcher (${ROCM_PYTORCH_CC_WHERE:-local}): "
+    if [ "$launcher" = ccache ]; then
+        counts=$(rocm_pytorch_cc_ccache_counts 2>&1) || hits=failed
+    else
+        counts=$(rocm_pytorch_cc_sccache_counts 2>&1) || hits=failed
+        read -r base_hits base_misses <<<"${ROCM_PYTORCH_CC_BASE:-0 0}" || true
+    fi
+    if [ "$hits" = failed ]; then
+        counts=$(printf '%s' "$counts" | tr -s '[:space:]' ' ' | cut -c 1-200)
+        echo "${line}no stats (${counts:-no reason given})" >&2
+        return 0
+    fi
+    read -r hits misses <<<"$counts" || true
+    if ! [[ "$hits" =~ ^[0-9]{1,15}$ && "$misses" =~ ^[0-9]{1,15}$ ]]; then
+        echo "${line}no stats (not two counts: $(printf '%s' "$counts" | tr -s '[:space:]' ' ' | cut -c 1-100))" >&2
+        return 0
+    fi
+    hits=$((10#$hits))
+    misses=$((10#$misses))
+    # what the step's sccache server counted before this sourcing (unless it restarted)
+    if [[ "$base_hits" =~ ^[0-9]{1,15}$ && "$base_misses" =~ ^[0-9]{1,15}$ ]] \
+        && [ "$hits" -ge "$((10#$base_hits))" ] && [ "$misses" -ge "$((10#$base_misses))" ]; then
+        hits=$((hits - 10#$base_hits))
+        misses=$((misses - 10#$base_misses))
+    fi
+    total=$((hits + misses))
+    if [ "$total" -eq 0 ]; then
+        echo "${line}no compiles" >&2
+        return 0
+    fi
+    rate=$(((2000 * hits + total) / (2 * total))) # tenths of a per cent, half up
+    echo "${line}$hits hits, $misses misses, $((rate / 10)).$((rate % 10)) % hits" >&2
+    return 0
 }
 
 rocm_pytorch_max_jobs() {

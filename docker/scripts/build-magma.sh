@@ -137,3 +137,5 @@ $undefined"
 mkdir -p "$prefix"
 cp -R lib include "$prefix"/
 echo "build-magma: ${MAGMA_REPO:-$source_dir} ${MAGMA_COMMIT:-} for $arch (MKL $MKL_VERSION) -> $prefix"
+# what the compiler cache did, the last line (build-env.sh)
+rocm_pytorch_cc_stats

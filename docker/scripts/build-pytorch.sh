@@ -150,9 +150,6 @@ cp "$magma/lib/libmagma.so" "$lib/libmagma.so"
 rm "${wheels[0]}"
 python -m wheel pack --dest-dir "$out" "${roots[0]%/}"
 [ -f "${wheels[0]}" ] || die "repacking gave $(ls "$out"), not ${wheels[0]##*/}"
-if [ "${CMAKE_CXX_COMPILER_LAUNCHER:-}" = sccache ]; then
-    sccache --show-stats || true
-elif [ "${CMAKE_CXX_COMPILER_LAUNCHER:-}" = ccache ]; then
-    ccache --show-stats || true
-fi
 echo "build-pytorch: ${wheels[0]##*/} for $PYTORCH_ROCM_ARCH, with MAGMA and AOTriton"
+# what the compiler cache did, the last line (build-env.sh)
+rocm_pytorch_cc_stats

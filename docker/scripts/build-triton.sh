@@ -80,3 +80,5 @@ shopt -s nullglob
 wheels=("$out"/triton-"$version"*.whl)
 [ "${#wheels[@]}" -eq 1 ] || die "expected one triton-$version wheel in $out, found: $(ls "$out")"
 echo "build-triton: ${wheels[0]##*/}"
+# what the compiler cache did, the last line (build-env.sh)
+rocm_pytorch_cc_stats

@@ -93,9 +93,6 @@ before=$(find "$out" -name '*.whl' | wc -l)
 "${build[@]}" .
 after=$(find "$out" -name '*.whl' | wc -l)
 [ "$after" -gt "$before" ] || die "${build[2]} produced no wheel for $src"
-if [ "${CMAKE_CXX_COMPILER_LAUNCHER:-}" = sccache ]; then
-    sccache --show-stats || true
-elif [ "${CMAKE_CXX_COMPILER_LAUNCHER:-}" = ccache ]; then
-    ccache --show-stats || true
-fi
 ls -l "$out"
+# what the compiler cache did, the last line (build-env.sh)
+rocm_pytorch_cc_stats

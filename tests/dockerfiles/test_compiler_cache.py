@@ -3,17 +3,27 @@
 The secrets are the ones tools/mirrors renders from a [compiler_cache] table;
 build-env.sh is sourced as a build script sources it, with fake `ccache` and
 `sccache` first on PATH (the fake sccache records the environment its server
-would start with and answers --show-stats) and cache servers on loopback: a
-tiny HTTP server (WebDAV, S3, ccache's http backend) and a TCP one that
-answers PING (Redis). A dead endpoint is a loopback port that refuses
-(127.0.0.1:9, discard). No Docker, no network.
+would start with and answers --show-stats; both answer for their counters as
+the real ones do: ccache 4.14.2's `--show-log-stats`, sccache 0.16.0's
+`--show-stats --stats-format=json`, captured from the real tools) and cache
+servers on loopback: a tiny HTTP server (WebDAV, S3, ccache's http backend)
+and a TCP one that answers PING (Redis). A dead endpoint is a loopback port
+that refuses (127.0.0.1:9, discard). No Docker, no network.
+
+Then the one line on what the cache did (`rocm_pytorch_cc_stats`, at the end of
+every script that compiles): its counts, and every way of not having them,
+which never fails the build; and tools/imagebuild/compile_stats.py reads each
+such line back.
 """
 
 from __future__ import annotations
 
 import base64
 import http.server
+import json
 import os
+import re
+import shlex
 import socketserver
 import stat
 import subprocess
@@ -24,10 +34,12 @@ from pathlib import Path
 
 import pytest
 
+from tools.imagebuild import compile_stats
 from tools.mirrors import secrets as secrets_mod
 from tools.mirrors import settings as settings_mod
 
 BUILD_ENV = Path("docker/scripts/build-env.sh").resolve()  # runfiles path
+SCRIPTS = BUILD_ENV.parent
 DEAD = "http://127.0.0.1:9/x"  # port 9 (discard) refuses on loopback
 PASSWORD = "cc-s3cret-pw"
 USER_PASSWORD = f"builder:{PASSWORD}"
@@ -40,7 +52,10 @@ LAUNCHERS = (
 
 # sccache as build-env.sh calls it: --start-server records the environment the
 # server starts with (or fails as FAKE_SCCACHE_FAILS says), --show-stats names
-# the cache location, --stop-server is recorded.
+# the cache location, or with --stats-format=json answers $FAKE_DIR/sccache.json
+# (else a server's that compiled nothing; FAKE_SCCACHE_STATS_FAILS: it fails;
+# FAKE_SCCACHE_STARTS: it says on stderr that it starts a server first),
+# --stop-server is recorded.
 FAKE_SCCACHE = r"""#!/bin/bash
 case "$1" in
     --start-server)
@@ -56,12 +71,128 @@ case "$1" in
         fi
         ;;
     --show-stats)
+        if [ "${2:-}" = --stats-format=json ]; then
+            if [ -n "${FAKE_SCCACHE_STATS_FAILS:-}" ]; then
+                echo "sccache: error: $FAKE_SCCACHE_STATS_FAILS" >&2
+                exit 2
+            fi
+            [ -z "${FAKE_SCCACHE_STARTS:-}" ] || echo "sccache: Starting the server..." >&2
+            cat "$FAKE_DIR/sccache.json" 2>/dev/null || echo "$FAKE_SCCACHE_NOTHING_YET"
+            exit 0
+        fi
         echo "Compile requests                      0"
         echo "Cache location                  ${FAKE_SCCACHE_LOCATION:-webdav, endpoint: x}"
         ;;
     --stop-server) : >"$FAKE_DIR/stopped" ;;
 esac
 """
+
+# ccache as build-env.sh calls it: --show-log-stats answers $FAKE_DIR/ccache-log-stats
+# (what the real one prints for the stats log); FAKE_CCACHE_CRASHES: it dies of a
+# SIGSEGV, as ccache 4.7.5 does reading an empty or foreign log; FAKE_CCACHE_ERROR:
+# it says so and exits 1.
+FAKE_CCACHE = r"""#!/bin/bash
+case "$1" in
+    --show-log-stats)
+        if [ -z "${CCACHE_STATSLOG:-}" ]; then
+            echo "ccache: error: No stats log has been configured" >&2
+            exit 1
+        fi
+        [ -z "${FAKE_CCACHE_CRASHES:-}" ] || kill -SEGV $$
+        [ -z "${FAKE_CCACHE_ERROR:-}" ] || { echo "ccache: error: $FAKE_CCACHE_ERROR" >&2; exit 1; }
+        cat "$FAKE_DIR/ccache-log-stats"
+        ;;
+esac
+"""
+
+# ccache 4.14.2 (Debian sid's) `--show-log-stats` after three compiles that missed,
+# two that hit, a link, a preprocessing call and `gcc --version` (ccache 4.7.5,
+# Debian bookworm's, prints the same lines and a bare "Local storage:")
+CCACHE_4_14_LOG_STATS = """\
+Cacheable calls:   5 / 8 (62.50%)
+  Hits:            2 / 5 (40.00%)
+    Direct:        2 / 2 (100.0%)
+    Preprocessed:  0 / 2 ( 0.00%)
+  Misses:          3 / 5 (60.00%)
+Uncacheable calls: 3 / 8 (37.50%)
+Local storage:
+  Hits:            2 / 5 (40.00%)
+  Misses:          3 / 5 (60.00%)
+"""
+# ... with a remote storage (ccache-http), a fresh local cache: the hits are remote
+CCACHE_4_14_REMOTE_LOG_STATS = """\
+Cacheable calls:  5 / 5 (100.0%)
+  Hits:           2 / 5 (40.00%)
+    Direct:       2 / 2 (100.0%)
+    Preprocessed: 0 / 2 ( 0.00%)
+  Misses:         3 / 5 (60.00%)
+Local storage:
+  Hits:           0 / 5 ( 0.00%)
+  Misses:         5 / 5 (100.0%)
+Remote storage:
+  Hits:           2 / 5 (40.00%)
+  Misses:         3 / 5 (60.00%)
+"""
+# ... when the log holds only a link
+CCACHE_4_14_LINK_ONLY = """\
+Cacheable calls:   0 / 1 ( 0.00%)
+  Hits:            0
+    Direct:        0
+    Preprocessed:  0
+  Misses:          0
+Uncacheable calls: 1 / 1 (100.0%)
+"""
+# what ccache writes to its stats log for a compile that missed (the ids of its counters)
+CCACHE_LOG_A_MISS = (
+    "# src/a1.c\ncache_miss\ndirect_cache_miss\nlocal_storage_miss\n"
+    "local_storage_read_miss\nlocal_storage_write\npreprocessed_cache_miss\n"
+)
+
+
+def sccache_json(hits: dict[str, int], misses: dict[str, int]) -> str:
+    """sccache 0.16.0's `--show-stats --stats-format=json`, with these counts per language
+    (the real one's after three C compiles that missed, two that hit and one C++ miss:
+    ``sccache_json({"C/C++": 2}, {"C/C++": 4})``)."""
+    stats = {
+        "compile_requests": 7,
+        "requests_unsupported_compiler": 0,
+        "requests_not_compile": 1,
+        "requests_not_cacheable": 0,
+        "requests_executed": 6,
+        "cache_errors": {"counts": {}, "adv_counts": {}},
+        "cache_hits": {"counts": hits, "adv_counts": {f"{k} [gcc]": v for k, v in hits.items()}},
+        "cache_misses": {
+            "counts": misses,
+            "adv_counts": {f"{k} [gcc]": v for k, v in misses.items()},
+        },
+        "cache_timeouts": 0,
+        "cache_read_errors": 0,
+        "non_cacheable_compilations": 0,
+        "forced_recaches": 0,
+        "cache_write_errors": 0,
+        "cache_writes": 4,
+        "cache_write_duration": {"secs": 0, "nanos": 11483692},
+        "cache_read_hit_duration": {"secs": 0, "nanos": 91220122},
+        "compilations": 4,
+        "compiler_write_duration": {"secs": 0, "nanos": 262953812},
+        "compile_fails": 0,
+        "not_cached": {},
+        "dist_compiles": {},
+        "dist_errors": 0,
+        "multi_level": None,
+    }
+    return json.dumps(
+        {
+            "stats": stats,
+            "cache_location": "webdav, name: , prefix: /",
+            "cache_size": None,
+            "max_cache_size": None,
+            "use_preprocessor_cache_mode": False,
+            "version": "0.16.0",
+            "basedirs": [],
+        },
+        separators=(",", ":"),
+    )
 
 
 @dataclass
@@ -70,6 +201,12 @@ class Sourced:
     env: dict[str, str]  # what the sourcing shell exports afterwards
     out: str  # build-env.sh's stdout
     dir: Path
+
+    @property
+    def stats(self) -> str | None:
+        """What rocm_pytorch_cc_stats printed (``then=``), or None."""
+        file = self.dir / "stats"
+        return file.read_text() if file.exists() else None
 
     @property
     def warnings(self) -> list[str]:
@@ -110,20 +247,24 @@ def source(
     credentials: str | None = None,
     tools: tuple[str, ...] = ("ccache", "sccache"),
     env: dict[str, str] | None = None,
+    then: str | None = None,
 ) -> Sourced:
     """Source build-env.sh (set -euo pipefail, as the build scripts) with the secrets of
-    ``table``; returns what it exported and printed."""
+    ``table``; returns what it exported and printed. ``then``: shell commands to run
+    after it (the build), and then rocm_pytorch_cc_stats (``Sourced.stats``)."""
     fake = tmp_path / "fake"
     bin_dir = fake / "bin"
     bin_dir.mkdir(parents=True)
+    fakes = {"sccache": FAKE_SCCACHE, "ccache": FAKE_CCACHE}
     for tool in tools:
-        (bin_dir / tool).write_text(FAKE_SCCACHE if tool == "sccache" else "#!/bin/sh\n")
+        (bin_dir / tool).write_text(fakes.get(tool, "#!/bin/sh\n"))
         (bin_dir / tool).chmod(0o755)
     (bin_dir / "python3").symlink_to(sys.executable)
     if table is not None:
         write_secrets(tmp_path, table, credentials)
     out = fake / "stdout"
-    script = f"set -euo pipefail; . {BUILD_ENV} >{out}; env"
+    stats = "" if then is None else f"{then}\nrocm_pytorch_cc_stats 2>{fake / 'stats'}\n"
+    script = f"set -euo pipefail; . {BUILD_ENV} >{out}\n{stats}env"
     full_env = {
         k: v
         for k, v in os.environ.items()
@@ -133,6 +274,7 @@ def source(
         PATH=f"{bin_dir}:/usr/bin:/bin",
         PYTORCH_ROCM_ARCH="gfx1100",
         FAKE_DIR=str(fake),
+        FAKE_SCCACHE_NOTHING_YET=sccache_json({}, {}),
         ROCM_PYTORCH_SECRETS_DIR=str(tmp_path / "secrets"),
         ROCM_PYTORCH_RUN_DIR=str(fake),
     )
@@ -465,3 +607,264 @@ def test_compiler_cache_only_takes_ccache_http(tmp_path, http_cache):
     assert r.proc.returncode == 0 and r.warnings == [], r.proc.stderr
     assert r.launcher() == "ccache"
     assert r.env["CCACHE_REMOTE_STORAGE"] == http_cache.url + "/ccache"
+
+
+# --- what the cache did: one line at the end of every compiling script -------
+
+# a compile through the fake ccache: what the real one appends to CCACHE_STATSLOG
+COMPILE = f'printf %s {shlex.quote(CCACHE_LOG_A_MISS)} >>"$CCACHE_STATSLOG"'
+
+
+def stats_of(r: Sourced) -> str:
+    """The one line rocm_pytorch_cc_stats printed, after which the build went on."""
+    assert r.proc.returncode == 0, r.proc.stderr
+    assert "PATH" in r.env  # the `env` after it ran
+    assert r.stats is not None and r.stats.endswith("\n") and r.stats.count("\n") == 1, r.stats
+    line = r.stats.rstrip("\n")
+    assert PASSWORD not in line
+    # tools/imagebuild/compile_stats.py reads it back, as BuildKit's log shows it
+    parsed = compile_stats.parse_line(f"#14 2345.6 {line}")
+    assert parsed is not None, line
+    counts = re.search(r": (\d+) hits, (\d+) misses, [\d.]+ % hits$", line)
+    if counts:
+        assert (parsed.hits, parsed.misses) == (int(counts[1]), int(counts[2]))
+    elif line.endswith(": no compiles"):
+        assert (parsed.hits, parsed.misses) == (0, 0)
+    else:
+        assert parsed.hits is None and parsed.misses is None
+    return line
+
+
+def test_local_ccache_counts_in_a_stats_log_of_the_steps_own(tmp_path):
+    (tmp_path / "fake").mkdir()
+    (tmp_path / "fake" / "ccache-log-stats").write_text(CCACHE_4_14_LOG_STATS)
+    r = source(tmp_path, then=COMPILE)
+    assert stats_of(r) == "compiler cache: ccache (local): 2 hits, 3 misses, 40.0 % hits"
+    # on the step's tmpfs, not in the cache mount other steps share
+    log = Path(r.env["CCACHE_STATSLOG"])
+    assert log.parent == r.dir and log.name.startswith("rocm-pytorch-ccache-stats.")
+    assert log.read_text() == CCACHE_LOG_A_MISS
+
+
+def test_each_sourcing_has_its_own_stats_log(tmp_path):
+    # two scripts in one RUN step: each line counts its own compiles (the lines add up)
+    r = source(tmp_path, then=f"export first=$CCACHE_STATSLOG; {COMPILE}; . {BUILD_ENV} >/dev/null")
+    assert r.proc.returncode == 0, r.proc.stderr
+    assert r.env["CCACHE_STATSLOG"] != r.env["first"]
+    assert not Path(r.env["CCACHE_STATSLOG"]).exists()  # ccache makes it when it logs
+    assert stats_of(r) == "compiler cache: ccache (local): no compiles"
+
+
+def test_no_compiles_through_ccache_is_no_compiles_without_asking_it(tmp_path):
+    # ccache 4.7.5 crashes reading a log that is not there or empty: it is not asked
+    r = source(tmp_path, then="", env={"FAKE_CCACHE_CRASHES": "1"})
+    assert stats_of(r) == "compiler cache: ccache (local): no compiles"
+    r = source(tmp_path / "2", then=': >"$CCACHE_STATSLOG"', env={"FAKE_CCACHE_CRASHES": "1"})
+    assert stats_of(r) == "compiler cache: ccache (local): no compiles"
+
+
+def test_links_only_are_no_compiles(tmp_path):
+    (tmp_path / "fake").mkdir()
+    (tmp_path / "fake" / "ccache-log-stats").write_text(CCACHE_4_14_LINK_ONLY)
+    r = source(tmp_path, then='printf "# \\ncalled_for_link\\n" >>"$CCACHE_STATSLOG"')
+    assert stats_of(r) == "compiler cache: ccache (local): no compiles"
+
+
+@pytest.mark.parametrize(
+    ("env", "output", "reason"),
+    [
+        (
+            {"FAKE_CCACHE_CRASHES": "1"},
+            CCACHE_4_14_LOG_STATS,
+            "ccache --show-log-stats failed (exit 139)",
+        ),
+        (
+            {"FAKE_CCACHE_ERROR": "Failed to read /dev/shm/x: Permission denied"},
+            CCACHE_4_14_LOG_STATS,
+            "ccache --show-log-stats failed (exit 1): ccache: error: Failed to read"
+            " /dev/shm/x: Permission denied",
+        ),
+        ({}, "Statistics: none\n", "ccache --show-log-stats printed no Hits: and Misses: lines"),
+        ({}, "", "ccache --show-log-stats printed no Hits: and Misses: lines"),
+        (
+            {"ROCM_PYTORCH_RUN_DIR": "/nonexistent/run"},
+            "",
+            "cannot write a stats log in /nonexistent/run",
+        ),
+    ],
+)
+def test_ccache_stats_that_cannot_be_read_are_one_line_and_no_failure(
+    tmp_path, env, output, reason
+):
+    (tmp_path / "fake").mkdir()
+    (tmp_path / "fake" / "ccache-log-stats").write_text(output)
+    then = COMPILE if "ROCM_PYTORCH_RUN_DIR" not in env else ""
+    r = source(tmp_path, then=then, env=env)
+    assert stats_of(r) == f"compiler cache: ccache (local): no stats ({reason})"
+
+
+def test_ccache_http_counts_its_remote_hits_and_names_where_without_credentials(
+    tmp_path, http_cache
+):
+    http_cache.want = USER_PASSWORD
+    (tmp_path / "fake").mkdir()
+    (tmp_path / "fake" / "ccache-log-stats").write_text(CCACHE_4_14_REMOTE_LOG_STATS)
+    r = source(
+        tmp_path,
+        {"backend": "ccache-http", "endpoint": http_cache.url + "/ccache|layout=bazel"},
+        credentials=USER_PASSWORD + "\n",
+        then=COMPILE,
+    )
+    assert stats_of(r) == (
+        f"compiler cache: ccache (ccache-http at {http_cache.url}/ccache): 2 hits, 3 misses,"
+        " 40.0 % hits"
+    )
+
+
+def test_after_a_fallback_the_line_is_the_local_ccaches(tmp_path):
+    (tmp_path / "fake").mkdir()
+    (tmp_path / "fake" / "ccache-log-stats").write_text(CCACHE_4_14_LOG_STATS)
+    r = source(tmp_path, {"backend": "sccache-webdav", "endpoint": DEAD}, then=COMPILE)
+    assert stats_of(r) == "compiler cache: ccache (local): 2 hits, 3 misses, 40.0 % hits"
+
+
+def test_triton_without_sccache_counts_on_the_local_ccache(tmp_path):
+    r = source(
+        tmp_path,
+        {"backend": "sccache-s3", "endpoint": DEAD, "bucket": "b"},
+        tools=("ccache",),
+        env={"ROCM_PYTORCH_BUILD_ENV": "compiler-cache", "PYTORCH_ROCM_ARCH": ""},
+        then="",
+    )
+    assert stats_of(r) == "compiler cache: ccache (local): no compiles"
+
+
+def test_sccache_counts_its_c_cxx_hip_and_assembler_compiles(tmp_path, http_cache):
+    endpoint = http_cache.url + "/sccache"
+    real = sccache_json({"C/C++": 2}, {"C/C++": 4})  # sccache 0.16.0's, as captured
+    r = source(
+        tmp_path,
+        {"backend": "sccache-webdav", "endpoint": endpoint},
+        then=f"printf %s {shlex.quote(real)} >$FAKE_DIR/sccache.json",
+    )
+    assert stats_of(r) == (
+        f"compiler cache: sccache (sccache-webdav at {endpoint}): 2 hits, 4 misses, 33.3 % hits"
+    )
+    many = sccache_json(
+        {"C/C++": 800, "HIP": 12, "Assembler": 3, "Rust": 7},
+        {"C/C++": 15, "HIP": 5, "CUDA": 9},
+    )
+    r = source(
+        tmp_path / "2",
+        {"backend": "sccache-webdav", "endpoint": endpoint},
+        then=f"printf %s {shlex.quote(many)} >$FAKE_DIR/sccache.json",
+    )
+    # Rust and CUDA are not the family's compiles (and none of them happen)
+    assert stats_of(r).endswith("): 815 hits, 20 misses, 97.6 % hits")
+    # a client that started the server first says so on stderr, around the JSON
+    r = source(
+        tmp_path / "3",
+        {"backend": "sccache-webdav", "endpoint": endpoint},
+        env={"FAKE_SCCACHE_STARTS": "1"},
+        then=f"printf '%s\\n' {shlex.quote(real)} >$FAKE_DIR/sccache.json",
+    )
+    assert stats_of(r).endswith("): 2 hits, 4 misses, 33.3 % hits")
+
+
+def test_sccache_counts_since_build_env_was_sourced(tmp_path, http_cache):
+    # a server already running in the step (a script before this one): its counts
+    # then are not this script's
+    (tmp_path / "fake").mkdir()
+    (tmp_path / "fake" / "sccache.json").write_text(sccache_json({"C/C++": 10}, {"C/C++": 5}))
+    later = sccache_json({"C/C++": 13, "HIP": 4}, {"C/C++": 5, "HIP": 1})
+    r = source(
+        tmp_path,
+        {"backend": "sccache-webdav", "endpoint": http_cache.url},
+        env={"FAKE_SCCACHE_RUNNING": "1"},
+        then=f"printf %s {shlex.quote(later)} >$FAKE_DIR/sccache.json",
+    )
+    assert stats_of(r).endswith("): 7 hits, 1 misses, 87.5 % hits")
+    # a server that started anew since (fewer counts than before): its counts as they are
+    r = source(
+        tmp_path / "2",
+        {"backend": "sccache-webdav", "endpoint": http_cache.url},
+        env={"FAKE_SCCACHE_RUNNING": "1"},
+        then="printf %s "
+        + shlex.quote(sccache_json({"C/C++": 1}, {}))
+        + " >$FAKE_DIR/sccache.json",
+    )
+    assert stats_of(r).endswith("): 1 hits, 0 misses, 100.0 % hits")
+
+
+@pytest.mark.parametrize(
+    ("then", "env", "reason"),
+    [
+        (
+            "",
+            {"FAKE_SCCACHE_STATS_FAILS": "Connection to server timed out"},
+            "sccache --show-stats failed (exit 2): sccache: error: Connection to server timed out",
+        ),
+        (
+            'echo \'{"version": "0.17"}\' >$FAKE_DIR/sccache.json',
+            {},
+            "sccache --stats-format=json is not as expected: KeyError: 'stats'",
+        ),
+        (
+            "echo 'Compile requests 7' >$FAKE_DIR/sccache.json",
+            {},
+            "sccache --stats-format=json is not as expected: JSONDecodeError:",
+        ),
+    ],
+)
+def test_sccache_stats_that_cannot_be_read_are_one_line_and_no_failure(
+    tmp_path, http_cache, then, env, reason
+):
+    r = source(
+        tmp_path, {"backend": "sccache-webdav", "endpoint": http_cache.url}, env=env, then=then
+    )
+    line = stats_of(r)
+    prefix = f"compiler cache: sccache (sccache-webdav at {http_cache.url}): no stats ("
+    assert line.startswith(prefix + reason) and line.endswith(")"), line
+
+
+@pytest.mark.parametrize(
+    ("table", "tools"), [({"backend": "none"}, ("ccache", "sccache")), (None, ())]
+)
+def test_no_cache_is_said_so(tmp_path, table, tools):
+    r = source(tmp_path, table, tools=tools, then="")
+    assert stats_of(r) == "compiler cache: none"
+    assert "CCACHE_STATSLOG" not in r.env
+
+
+def test_a_stats_line_is_exactly_one_of_the_documented_forms(tmp_path):
+    # build-env.sh's header and docs/images.md show the forms; the parser's regex takes them
+    header = [
+        line.removeprefix("#").strip()
+        for line in BUILD_ENV.read_text().splitlines()
+        if line.startswith("#   compiler cache: ")
+    ]
+    assert len(header) == 5
+    for line in header:
+        assert compile_stats.parse_line(line) is not None, line
+
+
+# Every script of docker/scripts that sources build-env.sh ends with the line, and
+# none prints the cache's shared counters itself (`ccache --show-stats` mixes in the
+# other steps that share the cache mount).
+SOURCES_BUILD_ENV = re.compile(r'^\s*(?:\w+=\S+\s+)?\. "\$script_dir/build-env\.sh"', re.M)
+
+
+def test_every_script_that_compiles_ends_with_the_line():
+    compiling = sorted(
+        p.name for p in SCRIPTS.glob("*.sh") if SOURCES_BUILD_ENV.search(p.read_text())
+    )
+    assert {"build-pytorch.sh", "build-wheel.sh", "build-triton.sh"} <= set(compiling)
+    for name in compiling:
+        text = (SCRIPTS / name).read_text()
+        commands = [
+            x.strip() for x in text.splitlines() if x.strip() and not x.strip().startswith("#")
+        ]
+        assert commands[-1] == "rocm_pytorch_cc_stats", name
+    for p in SCRIPTS.glob("*"):
+        if p.name != "build-env.sh" and p.is_file():
+            assert "--show-stats" not in p.read_text(), p.name

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from tools import client_env, engine, envvars, mirrors, places, registryd
-from tools.imagebuild import builders, workdir
+from tools.imagebuild import builders, compile_stats, workdir
 from tools.oci.errors import RegistryError
 from tools.oci.reference import DOCKER_HUB, BadReference, Reference, split_host
 from tools.staging import Staging, StagingError, embedded, lease, reads, resolve
@@ -469,10 +469,21 @@ def record_path(log: Path) -> Path:
     return log.with_name(log.name.removesuffix(".log") + ".build-record.json")
 
 
+def log_compile_stats(log: Path) -> compile_stats.Stats | None:
+    """The compiler cache's hits and misses in the image's log (its compiling steps'
+    `compiler cache:` lines, tools/imagebuild/compile_stats.py), or None."""
+    try:
+        return compile_stats.summed(log.read_text(errors="replace"))
+    except OSError:
+        return None
+
+
 def write_record(log: Path, digest: str, key: str, hit: bool, phases: Phases) -> None:
     """What this run of the image's build did, next to its log (not an output of the
     action, so no cache key holds its wall time): the digest, whether it was a staging
-    hit, the seconds it took, per phase. `bazel run //images:report` reads it."""
+    hit, the seconds it took, per phase, and the compiler cache's hits and misses
+    (`compile_hits`, `compile_misses`: only when a step of the log printed them).
+    `bazel run //images:report` reads it."""
     record = {
         "digest": digest,
         "content_key": key,
@@ -481,6 +492,10 @@ def write_record(log: Path, digest: str, key: str, hit: bool, phases: Phases) ->
         "phases": {name: round(secs, 3) for name, secs in phases.parts},
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+    stats = log_compile_stats(log)
+    if stats is not None:
+        record["compile_hits"] = stats.hits
+        record["compile_misses"] = stats.misses
     places.write_atomic(record_path(log), json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 

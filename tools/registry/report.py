@@ -10,8 +10,9 @@ reads:
   layers it shares with its parents' (by digest);
 - each image's **build record** (`bazel-out/logs/<package>/<name>.build-record.json`,
   written by the last run of its ImageBuild action next to its log): seconds,
-  staging hit or BuildKit build; marked "older build" when its digest is not
-  the descriptor's (the action last ran for another build);
+  staging hit or BuildKit build, the compiler cache's hits and misses (when
+  its compiling steps printed them); marked "older build" when its digest is
+  not the descriptor's (the action last ran for another build);
 - **the last publish of the same tags**: the registry's current manifest of the
   image's versioned tag (read with the project's registry client, HEAD then GET,
   nothing written), so "changed" means "a push now would move this tag";
@@ -84,12 +85,18 @@ def build_record(log: str | None, root: Path, digest: str) -> dict | None:
         r = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    return {
+    record = {
         "seconds": float(r.get("seconds", 0)),
         "staging_hit": bool(r.get("staging_hit")),
         "finished": r.get("finished"),
         "current": r.get("digest") == digest,
     }
+    # the compiler cache's counts of its compiling steps, when the log had them
+    hits, misses = r.get("compile_hits"), r.get("compile_misses")
+    if all(type(n) is int and n >= 0 for n in (hits, misses)):
+        record["compile_hits"] = hits
+        record["compile_misses"] = misses
+    return record
 
 
 def _size_record(entry: Entry, descriptor) -> dict:

@@ -17,7 +17,8 @@ The model::
         "id": "pytorch.gfx950", "target", "arch" (or None), "repository",
         "parents": [ids], "digest", "size", "layers", "budget_bytes" (or None),
         "budget_from", "shared_bytes", "shared_layers", "tags": [str],
-        "build": {"seconds", "staging_hit", "finished", "current"} or None,
+        "build": {"seconds", "staging_hit", "finished", "current",
+                  "compile_hits", "compile_misses" (only when known)} or None,
         "published": {"digest", "size", "source", "error"} or None,
         "supply": {"signatures", "sboms", "provenances", "error"} or None,
         "history": [{"time", "size", "digest"}],         # oldest first
@@ -27,7 +28,8 @@ Everything a test or a reader looks for has a stable hook: the graph is
 ``svg#family-graph`` with ``g.node[data-id]`` and ``path.edge[data-from][data-to]``,
 budget bars ``.budget[data-id]`` (``.over`` past the budget), the size plots
 ``svg.sizes[data-id]`` with one ``circle.point`` per publish (and the current
-build), the time plot ``svg#build-times`` with one ``rect.bar`` per image.
+build), the time plot ``svg#build-times`` with one ``rect.bar`` per image, the
+compiler cache's hit rate next to a build's seconds ``span.compile[data-hits][data-misses]``.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ code { font-size: 12px; }
 .budget .fill { fill: var(--ok); }
 .budget.near .fill { fill: var(--warn); } .budget.over .fill { fill: var(--bad); }
 .budget.none { background: repeating-linear-gradient(45deg,#eef2f6,#eef2f6 4px,#fff 4px,#fff 8px); }
+span.compile { white-space: nowrap; }
 .badge { display: inline-block; border-radius: 10px; padding: 0 8px; font-size: 12px;
   border: 1px solid var(--line); white-space: nowrap; }
 .badge.ok { color: var(--ok); border-color: var(--ok); }
@@ -332,6 +335,34 @@ def since(i: Mapping) -> str:
     )
 
 
+def compile_counts(b: Mapping) -> tuple[int, int] | None:
+    """The compiler cache's (hits, misses) of a build record, None without compiles."""
+    hits, misses = b.get("compile_hits"), b.get("compile_misses")
+    if not all(type(n) is int and n >= 0 for n in (hits, misses)) or not hits + misses:
+        return None
+    return hits, misses
+
+
+def compile_rate(hits: int, misses: int) -> str:
+    """`97.6 % hits`: hits per compile in per cent, one decimal rounded half up (as
+    docker/scripts/build-env.sh prints it)."""
+    tenths = (2000 * hits + hits + misses) // (2 * (hits + misses))
+    return f"{tenths // 10}.{tenths % 10} % hits"
+
+
+def compile_note(b: Mapping) -> str:
+    """` · compile 97.6 % hits (812/832)` after a build's seconds, or nothing."""
+    counts = compile_counts(b)
+    if not counts:
+        return ""
+    hits, misses = counts
+    text = f"compile {compile_rate(hits, misses)} ({hits}/{hits + misses})"
+    return (
+        f' · <span class="compile" data-hits="{esc(hits)}" data-misses="{esc(misses)}"'
+        f' title="the compiler cache in the compiling steps">{esc(text)}</span>'
+    )
+
+
 def build_cell(i: Mapping) -> str:
     b = i.get("build")
     if not b:
@@ -342,7 +373,7 @@ def build_cell(i: Mapping) -> str:
         else '<span class="badge">BuildKit</span>'
     )
     stale = "" if b.get("current", True) else ' <span class="badge warn">older build</span>'
-    return f"{b['seconds']:.2f} s {kind}{stale}"
+    return f"{b['seconds']:.2f} s{compile_note(b)} {kind}{stale}"
 
 
 def supply_cell(i: Mapping) -> str:
@@ -393,9 +424,12 @@ def sizes_plot(i: Mapping) -> str:
 
 
 def times_plot(images: Sequence[Mapping]) -> str:
-    """One bar per image: the seconds its last build took (blue: a staging hit)."""
+    """One bar per image: the seconds its last build took (blue: a staging hit), with
+    the compiler cache's hit rate where its compiling steps printed one."""
     rows = [i for i in images if i.get("build")]
     label_w, bar_w, row_h = 200, 420, 18
+    # room right of the longest bar for its seconds, and the compile hit rate if any
+    room = 230 if any(compile_counts(i["build"]) for i in rows) else 80
     top = max((i["build"]["seconds"] for i in rows), default=0) or 1
     height = PAD + row_h * max(len(rows), 1) + PAD
     parts = []
@@ -403,16 +437,20 @@ def times_plot(images: Sequence[Mapping]) -> str:
         b = i["build"]
         y = PAD + k * row_h
         w = max(bar_w * b["seconds"] / top, 1)
+        counts = compile_counts(b)
+        label = f"{b['seconds']:.2f} s"
+        if counts:
+            label += f" · compile {compile_rate(*counts)}"
         parts.append(
             f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end">{esc(i["id"])}</text>'
             f'<rect class="bar{" hit" if b["staging_hit"] else ""}" data-id="{esc(i["id"])}"'
             f' x="{label_w}" y="{y + 3}" width="{w:.1f}" height="{row_h - 6}">'
-            f"<title>{esc(i['id'])}: {b['seconds']:.2f} s</title></rect>"
-            f'<text x="{label_w + w + 6:.1f}" y="{y + 13}">{b["seconds"]:.2f} s</text>'
+            f"<title>{esc(i['id'])}: {esc(label)}</title></rect>"
+            f'<text x="{label_w + w + 6:.1f}" y="{y + 13}">{esc(label)}</text>'
         )
     if not rows:
         parts.append(f'<text x="{PAD}" y="{PAD + 12}">no build records</text>')
-    width = label_w + bar_w + 80
+    width = label_w + bar_w + room
     return (
         f'<svg id="build-times" xmlns="http://www.w3.org/2000/svg" width="{width}"'
         f' height="{height}" viewBox="0 0 {width} {height}">' + "".join(parts) + "</svg>"
