@@ -142,3 +142,64 @@ def test_cli_reports_errors_in_one_line(tmp_path, capsys):
     assert capsys.readouterr().err.startswith(
         "layout: error: the root file system is not the lock's"
     )
+
+
+# Debian's hip-lang-targets.cmake and hip-config.cmake, the lines that find the prefix
+HIP_LANG_TARGETS = """get_filename_component(_IMPORT_PREFIX "${CMAKE_CURRENT_LIST_FILE}" PATH)
+get_filename_component(_realCurr "${_IMPORT_PREFIX}" REALPATH)
+get_filename_component(_realOrig "/usr/lib/x86_64-linux-gnu/cmake/hip-lang" REALPATH)
+if(_realCurr STREQUAL _realOrig)
+  set(_IMPORT_PREFIX "/usr/lib/x86_64-linux-gnu/cmake/hip-lang")
+endif()
+get_filename_component(_IMPORT_PREFIX "${_IMPORT_PREFIX}" PATH)
+get_filename_component(_IMPORT_PREFIX "${_IMPORT_PREFIX}" PATH)
+get_filename_component(_IMPORT_PREFIX "${_IMPORT_PREFIX}" PATH)
+get_filename_component(_IMPORT_PREFIX "${_IMPORT_PREFIX}" PATH)
+set_target_properties(hip-lang::amdhip64 PROPERTIES
+  IMPORTED_LOCATION_RELEASE "${_IMPORT_PREFIX}/lib/x86_64-linux-gnu/libamdhip64.so.7")
+"""
+HIP_CONFIG = (
+    'get_filename_component(PACKAGE_PREFIX_DIR "${CMAKE_CURRENT_LIST_DIR}/../../../../" ABSOLUTE)\n'
+    """if(_realCurr STREQUAL _realOrig)
+  set(PACKAGE_PREFIX_DIR "/usr")
+endif()
+set_and_check( hip_LIB_INSTALL_DIR "${PACKAGE_PREFIX_DIR}/lib/x86_64-linux-gnu" )
+include("${AMD_COMGR_PREFIX}/lib/x86_64-linux-gnu/cmake/amd_comgr/amd_comgr-targets.cmake")
+"""
+)
+
+
+def test_cmake_package_files_name_the_rocm_prefix_as_amds_do(tmp_path):
+    """At <opt>/lib/cmake a Debian package file would find its prefix one level too
+    high (/opt) and its libraries under lib/<multiarch>: CMake's HIP language then
+    fails (`hip-lang::amdhip64 references /opt/lib/x86_64-linux-gnu/...`)."""
+    opt = "opt/rocm-10.1.0"
+    cmake = tmp_path / opt / "lib" / "cmake"
+    (cmake / "hip-lang").mkdir(parents=True)
+    (cmake / "hip").mkdir()
+    (cmake / "hip-lang" / "hip-lang-targets.cmake").write_text(HIP_LANG_TARGETS)
+    (cmake / "hip" / "hip-config.cmake").write_text(HIP_CONFIG)
+    (cmake / "hip" / "other.txt").write_text("/usr/lib/x86_64-linux-gnu/")
+
+    changed = layout.fix_cmake_packages(tmp_path, opt)
+
+    assert sorted(changed) == [
+        f"{opt}/lib/cmake/hip-lang/hip-lang-targets.cmake",
+        f"{opt}/lib/cmake/hip/hip-config.cmake",
+    ]
+    targets = (cmake / "hip-lang" / "hip-lang-targets.cmake").read_text()
+    assert targets.count('get_filename_component(_IMPORT_PREFIX "${_IMPORT_PREFIX}" PATH)') == 3
+    assert f'"/{opt}/lib/cmake/hip-lang"' in targets
+    assert '"${_IMPORT_PREFIX}/lib/libamdhip64.so.7"' in targets
+    assert "x86_64-linux-gnu" not in targets
+    config = (cmake / "hip" / "hip-config.cmake").read_text()
+    assert '/../../../" ABSOLUTE)' in config and "../../../../" not in config
+    assert f'set(PACKAGE_PREFIX_DIR "/{opt}")' in config
+    assert '"${PACKAGE_PREFIX_DIR}/lib" )' in config
+    assert '"${AMD_COMGR_PREFIX}/lib/cmake/amd_comgr/amd_comgr-targets.cmake"' in config
+    assert (cmake / "hip" / "other.txt").read_text() == "/usr/lib/x86_64-linux-gnu/"  # not CMake's
+    # the prefix the file now computes, walked as CMake walks it: <opt>
+    prefix = cmake / "hip-lang" / "hip-lang-targets.cmake"
+    for _ in range(1 + 3):
+        prefix = prefix.parent
+    assert prefix == tmp_path / opt

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -149,6 +150,37 @@ def flatten_versioned_kernels(root: Path, opt: str) -> list[str]:
     return changed
 
 
+# How Debian's CMake package files find their prefix: four times up from their
+# directory (lib/<multiarch>/cmake/<package>), one too many at <opt>/lib/cmake.
+_UP = re.compile(r'(get_filename_component\((\w+) "\$\{\2\}" PATH\)\n)\1\1\1')
+
+
+def fix_cmake_packages(root: Path, opt: str) -> list[str]:
+    """Debian's lib/<multiarch>/cmake/<package>/*.cmake, moved to <opt>/lib/cmake, made to
+    name <opt> as AMD's do: their prefix is four directories up from Debian's place
+    (/usr) and three from AMD's (/opt/rocm), and they name libraries under
+    lib/<multiarch>. Without this, find_package(hip) and CMake's HIP language (PyTorch's
+    cmake/public/LoadHIP.cmake) find /opt/lib/x86_64-linux-gnu/libamdhip64.so, which is
+    not there. Returns the files changed."""
+    base = root / opt / "lib" / "cmake"
+    multiarch = MULTIARCH.removeprefix("usr/")  # lib/x86_64-linux-gnu
+    changed = []
+    for path in sorted(base.rglob("*.cmake")) if base.is_dir() else []:
+        if path.is_symlink() or len(path.relative_to(base).parts) != 2:
+            continue
+        text = path.read_text()
+        new = re.sub(rf"/{re.escape(MULTIARCH)}(?=[/\"\s);])", f"/{opt}/lib", text)
+        new = re.sub(rf"(?<![\w/-]){re.escape(multiarch)}(?=[/\"\s);])", "lib", new)
+        new = re.sub(rf"(?<=[}}/]){re.escape(multiarch)}(?=[/\"\s);])", "lib", new)
+        new = new.replace('set(PACKAGE_PREFIX_DIR "/usr")', f'set(PACKAGE_PREFIX_DIR "/{opt}")')
+        new = new.replace('/../../../../" ABSOLUTE)', '/../../../" ABSOLUTE)')
+        new = _UP.sub(r"\1\1\1", new)
+        if new != text:
+            path.write_text(new)
+            changed.append(str(path.relative_to(root)))
+    return changed
+
+
 def link_llvm(root: Path, opt: str) -> str:
     """lib/llvm -> the Debian LLVM whose clang carries the ROCm device libraries."""
     candidates = sorted(
@@ -254,6 +286,7 @@ def layout(
     if not (root / opt / "lib").is_dir() or not (root / opt / "bin/hipcc").exists():
         raise LayoutError(f"nothing of HIP reached /{opt} (is hipcc in the lock's ROCm packages?)")
     flattened = flatten_versioned_kernels(root, opt)
+    cmake = fix_cmake_packages(root, opt)
     llvm = link_llvm(root, opt)
     os.symlink(f"rocm-{release}", root / "opt/rocm")
     smi = []
@@ -300,6 +333,7 @@ def layout(
     return [
         f"moved {len(moved)} paths of {len(lock['rocm']['packages'])} ROCm packages to /{opt}",
         f"kernel directories: {', '.join(flattened) or 'none versioned'}",
+        f"CMake package files made to name /{opt}: {len(cmake)}",
         f"compiler: /{opt}/lib/llvm -> /usr/lib/{llvm}",
         *smi,
     ]
