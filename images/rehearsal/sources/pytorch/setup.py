@@ -7,23 +7,28 @@ USE_FLASH_ATTENTION and AOTRITON_INSTALLED_PREFIX, USE_DISTRIBUTED, USE_NCCL
 and USE_RCCL, USE_KINETO (PyTorch's defaults: on), MAX_JOBS. This build
 reads the same variables and fails where PyTorch's would, or where PyTorch's
 would quietly build something else (BLAS=MKL without MKL is an error there
-too). hipcc compiles the hipified kernels for each arch of
-PYTORCH_ROCM_ARCH into torch/lib/libtorch_hip.so, linked with libmagma.so
-and libaotriton_v2.so (and RCCL's librccl.so when distributed with RCCL
-is on: torch.distributed.is_nccl_available() asks it its version);
-AOTriton's library and kernel images ship in
-torch/lib as aotriton.cmake installs them; torch._C is a C extension on
-libtorch_hip.so; libtorch_hip.so links, besides, every ROCm library
-PyTorch's cmake/Dependencies.cmake and cmake/public/LoadHIP.cmake link
-(ROCM_LIBRARIES; torch/csrc/hip_libraries.cpp binds an entry point of each).
-The tensor library itself is numpy: seconds, not hours.
+too). The native part builds as PyTorch's does (CMakeLists.txt): setup.py
+runs CMake with Ninja, passing the environment's USE_*, BUILD_* and CMAKE_*
+variables (tools/setup_helpers/cmake.py), so the compiler cache's
+CMAKE_{C,CXX,HIP}_COMPILER_LAUNCHER reach every compile; torchgen generates
+ATen's per-operator sources from native_functions.yaml (about 300
+translation units, each CPU kernel once per CPU capability); CMake's HIP
+language compiles the hipified kernels (30 files) for each arch of
+PYTORCH_ROCM_ARCH into torch/lib/libtorch_hip.so, linked with libmagma.so,
+libaotriton_v2.so, RCCL's librccl.so (distributed with RCCL:
+torch.distributed.is_nccl_available() asks it its version) and every ROCm
+library PyTorch's cmake/Dependencies.cmake and cmake/public/LoadHIP.cmake
+link (torch/csrc/hip_libraries.cpp binds an entry point of each). AOTriton's
+library and kernel images ship in torch/lib as aotriton.cmake installs them;
+torch._C is a C extension on libtorch_hip.so. The operators' kernels are
+compiled and registered, but the tensors of the Python side are numpy:
+seconds of Python, not hours.
 torch/include holds torch/extension.h, which torch.utils.cpp_extension's JIT
 (load_inline, load) compiles extensions against, as PyTorch's wheel ships its
 headers.
 """
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,9 +51,6 @@ if os.environ.get("USE_ROCM") != "1" or os.environ.get("USE_CUDA", "0") not in (
 ARCHS = [a for a in need("PYTORCH_ROCM_ARCH").replace(" ", ";").split(";") if a]
 VERSION = need("PYTORCH_BUILD_VERSION")
 ROCM = Path(os.environ.get("ROCM_PATH", "/opt/rocm"))
-HIP_SOURCES = sorted((ROOT / "aten/src/ATen/native/hip").glob("*.hip"))
-if not HIP_SOURCES:
-    sys.exit("stand-in torch: no hipified sources: run tools/amd_build/build_amd.py first")
 if os.environ.get("BLAS") == "MKL":
     mkl = Path(need("MKLROOT"))
     if (
@@ -89,39 +91,6 @@ if not MAGMA or not AOTRITON:
     )
 
 
-# What cmake/Dependencies.cmake and cmake/public/LoadHIP.cmake link libtorch_hip.so
-# with besides MAGMA, AOTriton and RCCL (torch/csrc/hip_libraries.cpp binds one entry
-# point of each): the libraries' link names under ROCM_PATH/lib.
-ROCM_LIBRARIES = (
-    "amdhip64",
-    "MIOpen",
-    "hipblaslt",
-    "hipblas",
-    "rocblas",
-    "hipfft",
-    "hiprand",
-    "hipsparse",
-    "hipsolver",
-    "rocsolver",
-    "hiprtc",
-    "roctx64",
-    "hsa-runtime64",
-    "rocm_smi64",
-    # by its soname: Debian's hipSPARSELt has no -dev package here (docs/rehearsal.md)
-    ":libhipsparselt.so.0",
-)
-missing = [
-    n
-    for n in ROCM_LIBRARIES
-    if not (ROCM / "lib" / (n[1:] if n.startswith(":") else f"lib{n}.so")).exists()
-]
-if missing:
-    sys.exit(
-        f"stand-in torch: no {', '.join(n.lstrip(':') for n in missing)} (-l) in {ROCM}/lib:"
-        " PyTorch's ROCm build links them (cmake/Dependencies.cmake)"
-    )
-
-
 def hip_version() -> str:
     try:
         return (ROCM / ".info" / "version").read_text().split("-")[0].strip()
@@ -129,51 +98,59 @@ def hip_version() -> str:
         sys.exit(f"stand-in torch: no HIP found at ROCM_PATH={ROCM} (no .info/version)")
 
 
-class BuildWithHip(build_ext):
-    """libtorch_hip.so first (hipcc), then torch._C on it."""
+def cmake_args(install: Path) -> list[str]:
+    """PyTorch's tools/setup_helpers/cmake.py: the environment's USE_*, BUILD_* and
+    CMAKE_* variables become -D options (the compiler cache's
+    CMAKE_{C,CXX,HIP}_COMPILER_LAUNCHER among them), with the Ninja generator."""
+    args = [
+        "cmake",
+        "-S",
+        str(ROOT),
+        "-B",
+        str(ROOT / "build"),
+        "-G",
+        "Ninja",
+        f"-DCMAKE_INSTALL_PREFIX={install}",
+        f"-DPython_EXECUTABLE={sys.executable}",
+    ]
+    for name, value in sorted(os.environ.items()):
+        if name.startswith(("USE_", "BUILD_", "CMAKE_")) and name not in (
+            "CMAKE_PREFIX_PATH",  # a path list CMake reads from the environment itself
+            "CMAKE_INCLUDE_PATH",
+            "CMAKE_LIBRARY_PATH",
+            "CMAKE_BUILD_PARALLEL_LEVEL",
+        ):
+            args.append(f"-D{name}={value}")
+    return args
+
+
+class BuildWithCMake(build_ext):
+    """libc10, libtorch_cpu and libtorch_hip with CMake and Ninja, installed into
+    torch/lib; then torch._C on libtorch_hip.so."""
 
     def run(self) -> None:
-        lib = Path(self.build_lib) / "torch" / "lib"
+        torch_dir = (Path(self.build_lib) / "torch").resolve()
+        lib = torch_dir / "lib"
         lib.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(AOTRITON / "lib" / "libaotriton_v2.so", lib)
-        shutil.copytree(
-            AOTRITON / "lib" / "aotriton.images", lib / "aotriton.images", dirs_exist_ok=True
-        )
-        hipcc = [
-            str(ROCM / "bin" / "hipcc"),
-            "-shared",
-            "-fPIC",
-            "-O2",
-            *(f"--offload-arch={a}" for a in ARCHS),
-            f'-DTORCH_HIP_ARCH_LIST="{";".join(ARCHS)}"',
-            f"-DTORCH_USE_DISTRIBUTED={int(DISTRIBUTED)}",
-            f"-DTORCH_USE_RCCL={int(RCCL)}",
-            f"-DTORCH_USE_KINETO={int(KINETO)}",
-            f"-I{MAGMA / 'include'}",
-            f"-I{ROCM / 'include'}",
-            f"-I{AOTRITON / 'include'}",
-            *map(str, HIP_SOURCES),
-            "-x",
-            "hip",
-            str(ROOT / "torch" / "csrc" / "hip_info.cpp"),
-            str(ROOT / "torch" / "csrc" / "hip_libraries.cpp"),
-            "-o",
-            str(lib / "libtorch_hip.so"),
-            f"-L{MAGMA / 'lib'}",
-            f"-L{lib}",
-            "-lmagma",
-            "-laotriton_v2",
-            f"-L{ROCM / 'lib'}",
-            *(f"-l{name}" for name in ROCM_LIBRARIES),
-            *(["-lrccl"] if RCCL else []),
-            "-Wl,-rpath,$ORIGIN",
-        ]
-        print(" ".join(hipcc), flush=True)
-        subprocess.run(hipcc, check=True)
+        for cmd in (
+            cmake_args(torch_dir),
+            [
+                "cmake",
+                "--build",
+                str(ROOT / "build"),
+                "--target",
+                "install",
+                "--",
+                "-j",
+                os.environ.get("MAX_JOBS") or str(os.cpu_count() or 1),
+            ],
+        ):
+            print(" ".join(cmd), flush=True)
+            subprocess.run(cmd, check=True)
         for ext in self.extensions:
             ext.library_dirs.append(str(lib))
         super().run()
-        version = Path(self.build_lib) / "torch" / "version.py"
+        version = torch_dir / "version.py"
         version.write_text(
             f'__version__ = "{VERSION}"\nhip = "{hip_version()}"\ncuda = None\n'
             f'git_version = "rehearsal"\n'
@@ -191,11 +168,11 @@ setup(
         Extension(
             "torch._C",
             ["torch/csrc/Module.c"],
-            libraries=["torch_hip"],
+            libraries=["torch_hip", "torch_cpu", "c10"],
             runtime_library_dirs=["$ORIGIN/lib"],
         )
     ],
-    cmdclass={"build_ext": BuildWithHip},
+    cmdclass={"build_ext": BuildWithCMake},
     install_requires=["numpy", "typing-extensions"],
     python_requires=">=3.10",
     zip_safe=False,

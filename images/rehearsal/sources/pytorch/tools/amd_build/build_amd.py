@@ -2,8 +2,10 @@
 
 As PyTorch's tools/amd_build/build_amd.py, it runs from the root of the tree
 and writes every .cu/.cuh of a cuda/ directory under aten/ and c10/ into the
-hip/ directory beside it (Scale.cu -> hip/Scale.hip) with the CUDA names
-mapped to HIP's, leaving files already hipified as they are.
+hip/ directory beside it (BinaryMulKernel.cu -> hip/BinaryMulKernel.hip,
+Loops.cuh -> hip/Loops.cuh) with the CUDA names and the cuda/ include paths
+mapped to HIP's, leaving files already hipified as they are (an unchanged
+file keeps its time stamp, so a rebuild recompiles nothing).
 """
 
 import re
@@ -19,6 +21,8 @@ NAMES = {
     "cudaStream_t": "hipStream_t",
     "cudaError_t": "hipError_t",
     "cudaSuccess": "hipSuccess",
+    "cudaGetLastError": "hipGetLastError",
+    "ATen/native/cuda/": "ATen/native/hip/",
 }
 PATTERN = re.compile("|".join(re.escape(k) for k in sorted(NAMES, key=len, reverse=True)))
 
@@ -35,7 +39,7 @@ def main() -> int:
                 continue
             if src.parent.name != "cuda":
                 continue
-            name = src.name + ".hip" if src.suffix == ".cuh" else src.stem + ".hip"
+            name = src.name if src.suffix == ".cuh" else src.stem + ".hip"
             target = src.parent.parent / "hip" / name
             target.parent.mkdir(exist_ok=True)
             text = PATTERN.sub(lambda m: NAMES[m.group(0)], src.read_text())

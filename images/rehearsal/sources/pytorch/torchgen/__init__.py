@@ -1,0 +1,1 @@
+"""torchgen (rehearsal stand-in): ATen's code generator."""
