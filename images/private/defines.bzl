@@ -248,6 +248,9 @@ def registry_error(key, value, need_namespace = False):
                 break
     if problem:
         return "--define %s=%s: %s; give HOST[:PORT]/NAMESPACE, e.g. %s" % (key, value, problem, example)
+    if value.endswith("/"):
+        # refused, not dropped: every ref is <registry>/<repository>:<tag>
+        return "--define %s=%s: ends with '/'; write %s=%s" % (key, value, key, value.rstrip("/"))
     return None
 
 # Docker Hub: the registry of a reference that names none, for `--define

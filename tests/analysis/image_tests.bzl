@@ -896,6 +896,8 @@ def _define_checks_impl(ctx):
         ("bad builders", {"builders": "x"}, "--define builders=x: \"x\" is not ARCH=BUILDER"),
         ("bad staging", {"staging": "h:5000"}, "--define staging=h:5000: no namespace"),
         ("bad cache registry", {"cache_registry": "h/UP"}, "--define cache_registry=h/UP: bad namespace component"),
+        ("registry ending with a slash", {"registry": "h/team/"}, "--define registry=h/team/: ends with '/'; write registry=h/team"),
+        ("staging ending with a slash", {"staging": "h:5000/s/"}, "--define staging=h:5000/s/: ends with '/'; write staging=h:5000/s"),
     ]
     for desc, var, want in all_rows:
         got = defines_error(var, _VALUE_KEYS, _ARCHS)
@@ -920,6 +922,9 @@ def _define_checks_impl(ctx):
         ("staging needs a prefix", "h:5000", True, "--define registry=h:5000: no namespace" + example),
         ("blanks", " h/ns ", False, "--define registry=\" h/ns \": blanks around the registry; write \"h/ns\" (no blanks)"),
         ("upper-case scheme", "HTTPS://h/ns", False, None),
+        ("trailing slash", "127.0.0.1:5000/team/", False, "--define registry=127.0.0.1:5000/team/: ends with '/'; write registry=127.0.0.1:5000/team"),
+        ("trailing slashes", "https://h:5000//", False, "--define registry=https://h:5000//: ends with '/'; write registry=https://h:5000"),
+        ("trailing slash, no namespace", "h:5000/", True, "--define registry=h:5000/: no namespace" + example),
     ]
     for desc, value, need_namespace, want in registry_rows:
         asserts.equals(env, want, registry_error("registry", value, need_namespace), desc)

@@ -17,7 +17,11 @@ REGISTRY_STRINGS = [
     ("localhost", False, True),
     ("h/n", False, True),
     ("Registry.Example.com/x", False, True),
-    ("registry.example.com:5000/team/staging/", False, True),
+    # a trailing `/` is refused, not dropped: the value is not what was meant
+    ("registry.example.com:5000/team/staging/", False, False),
+    ("127.0.0.1:5000/team/", False, False),
+    ("h:5000/", False, False),
+    ("https://h/ns/", False, False),
     # blanks around a value are refused (quoting gone wrong), not dropped
     ("  registry.example.com/ns  ", False, False),
     (" h/ns", False, False),

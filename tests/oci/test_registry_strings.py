@@ -30,10 +30,19 @@ def test_the_python_grammar_answers_as_the_table(value, namespace, taken):
     assert answer is taken, value
 
 
-def test_a_taken_string_comes_back_without_its_trailing_slash_and_a_lower_case_scheme():
-    assert registry_string("https://Host.example:5000/a/b/") == "https://Host.example:5000/a/b"
+def test_a_taken_string_comes_back_with_a_lower_case_scheme():
+    assert registry_string("https://Host.example:5000/a/b") == "https://Host.example:5000/a/b"
     assert registry_string("HTTP://Host.example:5000/a") == "http://Host.example:5000/a"
     assert registry_string("[::1]:5000/ns") == "[::1]:5000/ns"
+
+
+def test_a_trailing_slash_is_refused_naming_the_value_and_the_fix():
+    with pytest.raises(BadRegistry) as e:
+        registry_string("127.0.0.1:5000/team/")
+    assert str(e.value) == "'127.0.0.1:5000/team/' ends with '/'; write '127.0.0.1:5000/team'"
+    with pytest.raises(BadRegistry) as e:
+        registry_string("https://h:5000//")
+    assert str(e.value) == "'https://h:5000//' ends with '/'; write 'https://h:5000'"
 
 
 def test_blanks_around_a_registry_are_refused_naming_the_value_and_the_fix():

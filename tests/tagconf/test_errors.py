@@ -13,6 +13,12 @@ CLI_CASES = [
         ["--registry: '127.0.0.1:5003/UP': bad namespace component 'UP'", "write 'up'"],
     ),
     (
+        "a registry ending with a slash",
+        ["spec", "--target", "pytorch-src", "--registry", "127.0.0.1:5000/team/"],
+        2,
+        ["--registry: '127.0.0.1:5000/team/' ends with '/'; write '127.0.0.1:5000/team'"],
+    ),
+    (
         "empty registry host",
         ["tags", "--registry", "//ns"],
         2,
@@ -225,6 +231,35 @@ CATALOG_CASES = [
         [
             "registry: 'snoc-strix.fold-leaffish.ts.net:8080/ROCm': bad namespace component",
             "write 'rocm'",
+        ],
+    ),
+    (
+        "catalogue registry ending with a slash",
+        'registry = "snoc-strix.fold-leaffish.ts.net:8080/rocm-pytorch"',
+        'registry = "snoc-strix.fold-leaffish.ts.net:8080/rocm-pytorch/"',
+        [
+            "registry: 'snoc-strix.fold-leaffish.ts.net:8080/rocm-pytorch/' ends with '/';"
+            " write 'snoc-strix.fold-leaffish.ts.net:8080/rocm-pytorch'"
+        ],
+    ),
+    (
+        "upper case in a repository name",
+        'repository = "pytorch-src"',
+        'repository = "PyTorch-Src"',
+        [
+            "targets.pytorch-src.repository: 'PyTorch-Src' is not an OCI repository name;"
+            " write 'pytorch-src' (repository names are lower case:"
+            " [a-z0-9]+((.|_|__|-+)[a-z0-9]+)*, components joined by /)"
+        ],
+    ),
+    (
+        "a repository name with an empty component",
+        'repository = "pytorch-src"',
+        'repository = "rocm//pytorch-src"',
+        [
+            "targets.pytorch-src.repository: 'rocm//pytorch-src' is not an OCI repository name;"
+            " repository names are lower case:"
+            " [a-z0-9]+((.|_|__|-+)[a-z0-9]+)*, components joined by /"
         ],
     ),
     (

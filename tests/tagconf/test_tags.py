@@ -254,7 +254,7 @@ def test_all_kinds_in_order_with_registry_prefix(run):
         "--vcs-ref",
         "abcdef0",
         "--registry",
-        "127.0.0.1:5000/rocm-pytorch/",
+        "127.0.0.1:5000/rocm-pytorch",
     ).out
     assert out.splitlines() == [
         "127.0.0.1:5000/rocm-pytorch/pytorch:2.15.0-10.1.0-full-gfx950",

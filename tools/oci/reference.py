@@ -91,13 +91,13 @@ def host_problem(host: str) -> str | None:
 
 
 def registry_string(value: str, *, namespace: bool = False) -> str:
-    """``value`` checked, without a trailing `/`; else BadRegistry.
+    """``value`` checked; else BadRegistry.
 
     ``namespace``: a namespace is required (staging prefixes). An `http://`
     or `https://` prefix forces the scheme and is kept, in lower case (a
-    scheme is case-insensitive, RFC 3986 3.1). Blanks around the value are
-    refused, not dropped: they come from quoting gone wrong, which the user
-    should see.
+    scheme is case-insensitive, RFC 3986 3.1). Blanks around the value and a
+    trailing `/` are refused, not dropped: they come from quoting or pasting
+    gone wrong, which the user should see.
     """
     if value != value.strip():
         raise BadRegistry(
@@ -128,6 +128,9 @@ def registry_string(value: str, *, namespace: bool = False) -> str:
             if component.lower() != component and component_ok(component.lower()):
                 fix = f"write {component.lower()!r} (repository paths are lowercase)"
             raise BadRegistry(f"{value!r}: bad namespace component {component!r}", fix)
+    if value.endswith("/"):
+        # refused, not dropped: every ref is <registry>/<repository>:<tag>
+        raise BadRegistry(f"{value!r} ends with '/'", f"write {value.rstrip('/')!r}")
     return (f"{scheme}://" if sep else "") + rest
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from tools.oci.reference import component_ok
 from tools.tagconf.errors import CatalogError, UsageError, nearest
 from tools.tagconf.model import ARCH_VAR, VCS_REF_KEY, Catalog, Target
 from tools.tagconf.registry import check_registry
@@ -31,6 +32,8 @@ _TARGET_FIELDS = {
 # A family's name stands where an arch's does in tags, Bazel target names and
 # cache tags (`<stage>_<arch>`): no `_`, `,` or `;`.
 _FAMILY_NAME = re.compile(r"[A-Za-z0-9]+(-[A-Za-z0-9]+)*")
+# tools/oci/reference.py's _PATH_COMPONENT, as the error message shows it
+_REPOSITORY_RULE = "[a-z0-9]+((.|_|__|-+)[a-z0-9]+)*"
 _TARGET_OPTIONAL = {
     "floating_suffix": str,
     "archs": list,
@@ -88,6 +91,16 @@ class _Validator:
             raise self.fail(key, f"must be a table, got {value!r}", f"write [{key}]")
         return value
 
+    def repository(self, label: str, value: str) -> None:
+        """Refuse a repository name outside the OCI grammar (every ref is REGISTRY/NAME:TAG)."""
+        if all(component_ok(c) for c in value.split("/")):
+            return
+        rule = f"repository names are lower case: {_REPOSITORY_RULE}, components joined by /"
+        lower = value.lower()
+        if all(component_ok(c) for c in lower.split("/")):
+            rule = f"write {lower!r} ({rule})"
+        raise self.fail(label, f"{value!r} is not an OCI repository name", rule)
+
     def string(self, data: Mapping[str, Any], key: str, label: str) -> str:
         if key not in data:
             raise self.fail(label, "missing field", f'add {key} = "..."')
@@ -101,7 +114,7 @@ class _Validator:
         for key in data:
             if key not in known_top:
                 raise self.fail(key, "unknown key", nearest(key, sorted(known_top)))
-        registry = self.string(data, "registry", "registry").rstrip("/")
+        registry = self.string(data, "registry", "registry")
         if not registry:
             raise self.fail("registry", "is empty", 'set registry = "host[:port]/path"')
         try:
@@ -243,6 +256,7 @@ class _Validator:
                         f"must be a {kind.__name__}, got {row[key]!r}",
                         "fix the value",
                     )
+            self.repository(f"{label}.repository", row["repository"])
             if name in names:
                 raise self.fail(label, "duplicate target", "give each target one row")
             names.append(name)

@@ -13,7 +13,7 @@ from tools.tagconf.errors import UsageError
 
 
 def check_registry(value: str, where: str = "--registry", *, namespace: bool = False) -> str:
-    """Return ``value`` without a trailing `/` if it is `HOST[:PORT][/NAMESPACE]`, else raise.
+    """Return ``value`` if it is `HOST[:PORT][/NAMESPACE]` (no trailing `/`), else raise.
 
     ``namespace``: a namespace is required (staging prefixes).
     An `http://` or `https://` prefix forces the scheme and is kept.

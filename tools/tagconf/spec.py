@@ -154,7 +154,7 @@ def image_spec(
     its size budget (checked after the build, never part of it: a new budget rebuilds
     nothing)."""
     tags = render_tags(catalog, target, arch, values)
-    registry = catalog.registry if registry is None else registry.rstrip("/")
+    registry = catalog.registry if registry is None else registry
     return {
         "budget": budget_of(target, arch, budgets),
         **build_spec(catalog, target, arch, values, cache_registry),
