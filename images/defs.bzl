@@ -22,7 +22,7 @@ load(
     _image_push = "image_push",
     _image_report = "image_report",
 )
-load("//images/private:rehearsal.bzl", _rehearsal_upstream = "rehearsal_upstream")
+load("//images/private:rehearsal.bzl", _rehearsal_rebuild = "rehearsal_rebuild", _rehearsal_upstream = "rehearsal_upstream")
 load("//images/private:stand_in.bzl", _stand_in_image = "stand_in_image")
 
 ImageInfo = _ImageInfo
@@ -39,5 +39,6 @@ image_push = _image_push
 image_report = _image_report
 image_set = _image_set
 rehearsal_upstream = _rehearsal_upstream
+rehearsal_rebuild = _rehearsal_rebuild
 rocm_image_rule = _rocm_image_rule
 stand_in_image = _stand_in_image

@@ -38,7 +38,10 @@ OPTIONAL_ARGS = [
 
 # `--define upstream=` values: the stand-in upstreams a build may use instead of
 # pulling UPSTREAM_IMAGE (--config=rehearsal sets `rehearsal`).
-UPSTREAMS = {"rehearsal": "//images/rehearsal:upstream"}
+UPSTREAMS = {
+    "rehearsal": "//images/rehearsal:upstream",
+    "rehearsal-rebuild": "//images/rehearsal:upstream-rebuild",
+}
 
 _DIGITS = "0123456789"
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
@@ -504,7 +507,7 @@ def upstream_error(value):
     """
     if value in UPSTREAMS:
         return None
-    return "--define upstream=%s: unknown stand-in upstream; known: %s (--config=rehearsal sets it), or leave it out to pull UPSTREAM_IMAGE:ROCM_VERSION" % (
+    return "--define upstream=%s: unknown stand-in upstream; known: %s (--config=rehearsal sets the first), or leave it out to pull UPSTREAM_IMAGE:ROCM_VERSION" % (
         value,
         ", ".join(["%s (%s)" % (k, v) for k, v in sorted(UPSTREAMS.items())]),
     )

@@ -96,3 +96,87 @@ rehearsal_upstream = rule(
     cfg = noarch_transition,
     provides = [ImageInfo],
 )
+
+_REBUILD_DOC = """AMD's rebuild `build` of the stand-in upstream `base`: a new upstream digest, the same compilers.
+
+The base stand-in's layer and one layer more, holding
+`/opt/rocm-<release>/.info/version` as `<release>-<build>` (the base has
+build 0): what a weekly upstream update looks like to the family (every
+image built on it builds again) without another mmdebstrap run. One
+`UpstreamBuild` action, seconds; its image goes into the same staging
+repository as the base's. bench/compile_cache.py's "base change":
+`--define upstream=rehearsal-rebuild` after `--config=rehearsal`.
+
+Example:
+
+```starlark
+rehearsal_rebuild(
+    name = "upstream-rebuild",
+    base = ":upstream",
+    build = "1",
+    rocm_version = DEFAULTS["ROCM_VERSION"],
+)
+```
+"""
+
+def _rehearsal_rebuild_impl(ctx):
+    descriptor = ctx.actions.declare_file(ctx.label.name + ".json")
+    spec = ctx.actions.declare_file(ctx.label.name + ".spec.json")
+    staging = staging_of(ctx.var)
+    log = image_log(ctx.label)
+    rocm_version = ctx.var.get("ROCM_VERSION", ctx.attr.rocm_version)
+    base = ctx.attr.base[ImageInfo].descriptor
+    if not ctx.attr.build.isdigit() or ctx.attr.build.startswith("0"):
+        fail("%s: build = %r: AMD's build numbers are 1, 2, ... (the base is 0)" % (ctx.label, ctx.attr.build))
+    ctx.actions.write(spec, json.encode({
+        "arch": None,
+        "repository": ctx.label.name,
+        "rocm_version": rocm_version,
+        "target": ctx.label.name,
+    }))
+    args = ctx.actions.args()
+    args.add("--base", base)
+    args.add("--build", ctx.attr.build)
+    args.add("--rocm-version", rocm_version)
+    args.add("--staging", staging)
+    args.add("--output", descriptor)
+    args.add("--log", log)
+    client_settings_argument(ctx, args)
+    ctx.actions.run(
+        executable = ctx.executable._tool,
+        arguments = [args],
+        inputs = [base],
+        outputs = [descriptor],
+        mnemonic = "UpstreamBuild",
+        progress_message = "Building %%{label}, rebuild %s of the stand-in upstream; log: %s" % (ctx.attr.build, log),
+        execution_requirements = docker_execution_requirements(staging),
+        use_default_shell_env = True,
+    )
+    return stand_in_providers(ctx, descriptor, spec)
+
+rehearsal_rebuild = rule(
+    implementation = _rehearsal_rebuild_impl,
+    doc = _REBUILD_DOC,
+    attrs = {
+        "base": attr.label(
+            doc = "The stand-in upstream (a rehearsal_upstream) this is a rebuild of.",
+            mandatory = True,
+            providers = [ImageInfo],
+        ),
+        "build": attr.string(
+            doc = "AMD's build number of the release: 1, 2, ... (the base is 0).",
+            mandatory = True,
+        ),
+        "rocm_version": attr.string(
+            doc = "The catalogue's ROCM_VERSION, as the base's. `--define ROCM_VERSION=` wins.",
+            mandatory = True,
+        ),
+        "_tool": attr.label(
+            default = Label("//tools/rehearsal:upstream"),
+            executable = True,
+            cfg = "exec",
+        ),
+    } | CLIENT_SETTINGS_ATTRS | DEFINE_CHECK_ATTRS,
+    cfg = noarch_transition,
+    provides = [ImageInfo],
+)

@@ -965,7 +965,7 @@ def _upstream_define_impl(ctx):
     asserts.equals(env, None, unknown_define_error({"upstream": "rehearsal"}, _VALUE_KEYS))
     asserts.equals(
         env,
-        "--define upstream=rehersal: unknown stand-in upstream; known: rehearsal (//images/rehearsal:upstream) (--config=rehearsal sets it), or leave it out to pull UPSTREAM_IMAGE:ROCM_VERSION",
+        "--define upstream=rehersal: unknown stand-in upstream; known: rehearsal (//images/rehearsal:upstream), rehearsal-rebuild (//images/rehearsal:upstream-rebuild) (--config=rehearsal sets the first), or leave it out to pull UPSTREAM_IMAGE:ROCM_VERSION",
         upstream_error("rehersal"),
     )
     asserts.equals(

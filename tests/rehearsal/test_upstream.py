@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import subprocess
 
 import pytest
@@ -40,7 +41,11 @@ def test_the_image_is_one_layer_with_a_fixed_config():
         and "/opt/rocm/bin" in parsed["config"]["Env"][0]
     )
     assert "HIP 7.2.4" in parsed["config"]["Labels"]["org.opencontainers.image.description"]
-    manifest = json.loads(upstream.manifest(config, "sha256:" + "b" * 64, 123))
+    manifest = json.loads(
+        upstream.manifest(
+            config, [{"mediaType": upstream.LAYER, "digest": "sha256:" + "b" * 64, "size": 123}]
+        )
+    )
     assert manifest["config"]["digest"] == digest_of(config)
     assert manifest["layers"] == [
         {"mediaType": upstream.LAYER, "digest": "sha256:" + "b" * 64, "size": 123}
@@ -89,3 +94,118 @@ def test_the_standin_archive_needs_a_mirror():
 
 def test_content_key_separates_its_parts():
     assert upstream.content_key(b"ab", b"c") != upstream.content_key(b"a", b"bc")
+
+
+def test_the_version_layer_holds_one_file_with_the_build_number(tmp_path):
+    import tarfile
+
+    diff_id, digest, raw, _ = upstream.version_layer("7.2.0", "3", tmp_path / "l.tar.zst")
+    data = zstd.decompress((tmp_path / "l.tar.zst").read_bytes())
+    assert diff_id == digest_of(data) and raw == len(data)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        (member,) = tar.getmembers()
+        assert member.name == "opt/rocm-7.2.0/.info/version" and member.mtime == 0
+        assert tar.extractfile(member).read() == b"7.2.0-3\n"
+    # deterministic: the same rebuild is the same layer
+    assert upstream.version_layer("7.2.0", "3", tmp_path / "again")[:2] == (diff_id, digest)
+
+
+@pytest.mark.parametrize(
+    "argv, error",
+    [
+        (["--base", "b.json"], "takes both --base DESCRIPTOR and --build N"),
+        (["--build", "1"], "takes both --base DESCRIPTOR and --build N"),
+        (["--base", "b.json", "--build", "0"], "build numbers are 1, 2, ..."),
+        (["--base", "b.json", "--build", "01"], "build numbers are 1, 2, ..."),
+        (["--base", "b.json", "--build", "x"], "build numbers are 1, 2, ..."),
+        (["--config", "u.toml"], "--lock, --layout missing"),
+    ],
+)
+def test_the_mode_needs_its_arguments(argv, error):
+    args = upstream.build_parser().parse_args(
+        [*argv, "--rocm-version", "7.2.0-full", "--output", "o.json"]
+    )
+    with pytest.raises(upstream.UpstreamError, match=re.escape(error)):
+        upstream.check_mode(args)
+
+
+class _Staging:
+    host = "127.0.0.1:5000"
+
+    @staticmethod
+    def name(repository):
+        return "stage/" + repository
+
+
+def _base_descriptor(tmp_path, name="stage/rehearsal-upstream"):
+    from tools.staging import descriptor as desc
+
+    config = {
+        "architecture": "amd64",
+        "os": "linux",
+        "config": {"Cmd": ["/bin/bash"]},
+        "rootfs": {"type": "layers", "diff_ids": ["sha256:" + "a" * 64]},
+        "history": [{"created_by": "mmdebstrap"}],
+    }
+    config_bytes = json.dumps(config).encode()
+    layer = {"mediaType": upstream.LAYER, "digest": "sha256:" + "b" * 64, "size": 9}
+    body = upstream.manifest(config_bytes, [layer])
+    path = tmp_path / "base.json"
+    desc.Descriptor(
+        target="rehearsal-upstream",
+        arch=None,
+        repository="rehearsal-upstream",
+        digest=digest_of(body),
+        media_type=upstream.MANIFEST,
+        manifest=body,
+        config=config,
+        content_key="sha256:" + "c" * 64,
+        builder={"name": "mmdebstrap"},
+        staging_registry="127.0.0.1:5000/stage",
+        staging_name=name,
+        staging_tag="c-" + "c" * 64,
+        embedded=False,
+    ).write(path)
+    return path, layer
+
+
+def _rebuild(tmp_path, monkeypatch, base, build="1"):
+    pushed = {}
+    monkeypatch.setattr(upstream, "staging_of", lambda args: _Staging())
+    monkeypatch.setattr(
+        upstream,
+        "upload",
+        lambda staging, name, tag, blob, config, body: pushed.update(
+            name=name, config=json.loads(config), manifest=json.loads(body)
+        ),
+    )
+
+    def staged(args, staging, key, builder, what, make):
+        _, _, summary = make(staging.name(upstream.REPOSITORY), "c-x", "absent")
+        pushed.update(key=key, summary=summary)
+        return summary
+
+    monkeypatch.setattr(upstream, "staged", staged)
+    argv = ["--base", str(base), "--build", build, "--rocm-version", "7.2.0-full"]
+    args = upstream.build_parser().parse_args([*argv, "--output", str(tmp_path / "o.json")])
+    upstream.run(args)
+    return pushed
+
+
+def test_a_rebuild_is_the_base_and_one_layer_more(tmp_path, monkeypatch):
+    base, layer = _base_descriptor(tmp_path)
+    pushed = _rebuild(tmp_path, monkeypatch, base)
+    layers = pushed["manifest"]["layers"]
+    assert len(layers) == 2 and layers[0] == layer
+    diff_ids = pushed["config"]["rootfs"]["diff_ids"]
+    assert diff_ids[0] == "sha256:" + "a" * 64 and len(diff_ids) == 2
+    assert pushed["config"]["config"] == {"Cmd": ["/bin/bash"]}  # the base's, as it was
+    assert "rebuild 1 of ROCm 7.2.0" in pushed["config"]["history"][-1]["created_by"]
+    # another build number is another image (content key)
+    assert _rebuild(tmp_path, monkeypatch, base, "2")["key"] != pushed["key"]
+
+
+def test_a_rebuild_into_another_staging_is_refused(tmp_path, monkeypatch):
+    base, _ = _base_descriptor(tmp_path, name="elsewhere/rehearsal-upstream")
+    with pytest.raises(upstream.UpstreamError, match="build both with the same staging"):
+        _rebuild(tmp_path, monkeypatch, base)
