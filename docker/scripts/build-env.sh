@@ -168,6 +168,7 @@ rocm_pytorch_cc_start_sccache() {
 rocm_pytorch_compiler_cache() {
     local secrets settings creds ca backend=local endpoint="" reason="" note=""
     local launcher="" use_ccache=0 line name value remote="" conf kind where
+    local sccache_dir=${ROCM_PYTORCH_SCCACHE_DIR:-/opt/sccache/bin} path_before=$PATH
     local -a cc_env=() server_env=()
     secrets=${ROCM_PYTORCH_SECRETS_DIR:-/run/secrets}
     settings=$secrets/compiler-cache
@@ -180,10 +181,16 @@ rocm_pytorch_compiler_cache() {
     # network namespace, so two steps at once would share one server, living
     # in the other step's container: its files ("No such file" hashing ours),
     # and gone when that step ends. A socket on this step's own tmpfs keeps the
-    # server private to the step. Set whichever cache is chosen below: meson
-    # puts sccache in front of the compilers by itself when it is on PATH
-    # (NIXL's build).
-    if command -v sccache >/dev/null; then
+    # server private to the step. Set whichever cache is chosen below.
+    #
+    # base keeps sccache off PATH, in its own directory (sccache_dir): meson
+    # (NIXL's build) and vLLM's setup.py (is_sccache_available) put sccache in
+    # front of the compilers by themselves whenever it is on PATH, and with no
+    # backend of its own that is sccache's disk cache, lost with the step.
+    # The directory goes first on PATH only when an sccache backend is the
+    # launcher; otherwise they find ccache (/usr/bin/ccache). An sccache on
+    # PATH already (an image of one's own) is used as it is.
+    if [ -x "$sccache_dir/sccache" ] || command -v sccache >/dev/null; then
         export SCCACHE_SERVER_UDS=${SCCACHE_SERVER_UDS:-/dev/shm/rocm-pytorch-sccache.sock}
     fi
     if [ -f "$settings" ]; then
@@ -206,6 +213,10 @@ rocm_pytorch_compiler_cache() {
         local) use_ccache=1 ;;
         none) ;;
         sccache-webdav | sccache-s3 | sccache-gcs | sccache-redis)
+            if [ -z "$reason" ] && [ -x "$sccache_dir/sccache" ]; then
+                # base's sccache, off PATH until it is the launcher (above)
+                export PATH="$sccache_dir:$PATH"
+            fi
             if [ -z "$reason" ] && ! command -v sccache >/dev/null; then
                 # the triton build: its image has the compilers but no sccache
                 note=" (this image has no sccache for $backend)"
@@ -241,6 +252,10 @@ rocm_pytorch_compiler_cache() {
                 else
                     sccache --stop-server >/dev/null 2>&1 || true
                 fi
+            fi
+            if [ "$launcher" != sccache ]; then
+                # the local ccache instead: no sccache on PATH for meson and vLLM
+                export PATH="$path_before"
             fi
             ;;
         ccache-http)
@@ -309,6 +324,40 @@ rocm_pytorch_compiler_cache() {
         where="$backend at $endpoint"
     fi
     rocm_pytorch_cc_stats_start "${launcher:-none}" "$where"
+}
+
+# rocm_pytorch_cc_compilers DIR: CC and CXX through the launcher, for builds
+# that take their C and C++ compilers from CC and CXX and read none of the
+# launcher variables: setuptools (distutils' customize_compiler: CC, CXX,
+# and LDSHARED from CC), torch.utils.cpp_extension's ninja builds (their .cpp
+# with get_cxx_compiler(): $CXX, else c++; .hip with hipcc, through
+# HIP_CLANG_LAUNCHER), autotools (UCX) and meson (NIXL: a CC of its own turns
+# meson's own pick of a launcher off). Each is a one-line script in DIR, named
+# for the compiler it runs (gcc, g++: torch's check of the compiler's ABI
+# reads the name), that execs the launcher with that compiler: one word, as
+# CMake and a Makefile take it as much as setuptools. DIR is the caller's:
+# not /dev/shm, which BuildKit mounts noexec. Not for CMake builds: CMake would
+# take such a CC for the compiler itself and put its CMAKE_*_COMPILER_LAUNCHER
+# in front of it again (two lookups a compile); they have the launcher
+# variables. Without a launcher (backend none, no ccache), CC and CXX stay.
+rocm_pytorch_cc_compilers() {
+    local dir=$1 launcher=${ROCM_PYTORCH_CC_LAUNCHER:-none} var name real wrapper
+    [ "$launcher" != none ] || return 0
+    launcher=$(command -v "$launcher") || return 0
+    mkdir -p "$dir" || return 1
+    dir=$(cd "$dir" && pwd)
+    for var in CC CXX; do
+        if [ "$var" = CC ]; then name=${CC:-gcc}; else name=${CXX:-g++}; fi
+        # a CC of several words (flags, a launcher already) is left as it is
+        real=$(command -v "$name" 2>/dev/null) || continue
+        # ours already (sourced twice, or a build script run by another)
+        ! grep -qs '^# rocm_pytorch_cc_compilers$' "$real" || continue
+        wrapper=$dir/${real##*/}
+        printf '#!/bin/bash\n# rocm_pytorch_cc_compilers\nexec %q %q "$@"\n' "$launcher" "$real" >"$wrapper" || return 1
+        chmod 755 "$wrapper" || return 1
+        export "$var=$wrapper"
+    done
+    echo "build-env: CC=$CC CXX=$CXX ($ROCM_PYTORCH_CC_LAUNCHER in front)"
 }
 
 # rocm_pytorch_cc_stats_start LAUNCHER WHERE: what rocm_pytorch_cc_stats

@@ -28,6 +28,10 @@
 #     code);
 #   - `make -f make.gen.hipMAGMA`, then `make lib/libmagma.so`, then lib and
 #     include copied to the install directory.
+# The compiler cache (build-env.sh) needs nothing of its own here: that
+# make.inc has CC, CXX and DEVCC hipcc, so every compile, the host-only C and
+# C++ too, goes through hipcc and its HIP_CLANG_LAUNCHER; with FORT empty
+# (below) there is no Fortran compile.
 # MKL is the static MKL build-pytorch.sh links (mkl-static/mkl-include from
 # PyPI at the same pin, MKL_VERSION); it ends up inside libmagma.so.
 #

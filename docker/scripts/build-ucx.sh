@@ -7,6 +7,15 @@
 # one can (rocm_copy / rocm_ipc transports). It is installed to PREFIX only
 # inside the nixl build stage: repair-wheel.py then ships the libraries inside
 # the nixl wheel, which is all the nixl-wheel image may contain.
+#
+# Its C, C++ and HIP compiles go through the build host's compiler cache
+# (build-env.sh; the RUN mounts the compiler-cache secrets and the ccache
+# cache mount): autotools takes the compilers from CC and CXX, which
+# rocm_pytorch_cc_compilers points at the launcher, and libtool runs hipcc for
+# the .hip sources (HIP_CLANG_LAUNCHER). The source is always at the same
+# path, so the compiles hash alike from one build to the next. It ends with
+# build-env.sh's `compiler cache:` line.
+# shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 
 die() { echo "build-ucx: $*" >&2; exit 1; }
@@ -16,9 +25,15 @@ ref=$2
 prefix=$3
 script_dir=$(cd "$(dirname "$0")" && pwd)
 
-src=$(mktemp -d)/ucx
+work=${TMPDIR:-/tmp}/build-ucx
+rm -rf "$work"
+src=$work/ucx
 "$script_dir/fetch-source.sh" https://github.com/openucx/ucx.git "$ref" "$src"
 cd "$src"
+# the compiler cache only: UCX's build takes no GPU arch (CCACHE_BASEDIR: here)
+# shellcheck source=build-env.sh
+ROCM_PYTORCH_BUILD_ENV=compiler-cache . "$script_dir/build-env.sh"
+rocm_pytorch_cc_compilers "$work/compilers"
 ./autogen.sh
 # contrib/configure-release-mt, as NIXL's own ROCm CI builds UCX
 # (.ci/dockerfiles/Dockerfile.rocm, stage ucx-build): a release build
@@ -39,3 +54,5 @@ make install-strip
 for lib in lib/ucx/libuct_rocm.so lib/ucx/libucm_rocm.so; do
     [ -e "$prefix/$lib" ] || die "$prefix/$lib is missing: UCX was configured without ROCm (is ${ROCM_PATH:-/opt/rocm} a ROCm tree?)"
 done
+# what the compiler cache did, the last line (build-env.sh)
+rocm_pytorch_cc_stats

@@ -64,7 +64,30 @@ cd "$src"
 
 constraints=$(mktemp)
 build_requires=$(mktemp)
-trap 'rm -f "$constraints" "$build_requires"' EXIT
+compilers=$(mktemp -d)
+trap 'rm -rf "$constraints" "$build_requires" "$compilers"' EXIT
+# The C and C++ compiles of setuptools, torch.utils.cpp_extension (its .cpp:
+# $CXX) and meson go through the compiler cache as CC and CXX
+# (build-env.sh, rocm_pytorch_cc_compilers); their HIP compiles go through
+# hipcc's HIP_CLANG_LAUNCHER. Not when the build runs CMake, which has the
+# launcher variables and would take such a CC for the compiler: vLLM's
+# setup.py runs CMake (its [build-system] requires cmake) and passes
+# CMAKE_*_COMPILER_LAUNCHER itself.
+runs_cmake=0
+python - <<'PY' || runs_cmake=$?
+import re, sys, tomllib
+try:
+    with open("pyproject.toml", "rb") as f:
+        requires = tomllib.load(f).get("build-system", {}).get("requires", [])
+except FileNotFoundError:
+    requires = []
+sys.exit(3 if any(re.match(r"\s*cmake\s*([^\w.-]|$)", r, re.I) for r in requires) else 0)
+PY
+case "$runs_cmake" in
+    0) rocm_pytorch_cc_compilers "$compilers" ;;
+    3) echo "build-wheel: the build runs CMake ([build-system] requires cmake): CC and CXX stay as they are" ;;
+    *) die "cannot read the [build-system] requires of $src/pyproject.toml" ;;
+esac
 python "$script_dir/own-packages.py" --build-tools >"$constraints"
 
 if [ "$isolated" -eq 1 ]; then

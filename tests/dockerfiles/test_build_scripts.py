@@ -40,6 +40,8 @@ with zipfile.ZipFile(sys.argv[1], "w") as z:
 if [ "$1" = -m ] && [ "$2" = build ]; then
     echo "build ${*:3}" >>"$FAKE_LOG"
     env | sort | sed 's/^/env /' >>"$FAKE_LOG"
+    # the backend's compiles (FAKE_BUILD_RUNS: shell commands)
+    [ -z "${FAKE_BUILD_RUNS:-}" ] || eval "$FAKE_BUILD_RUNS" >>"$FAKE_LOG"
     args=("${@:3}")
     for i in "${!args[@]}"; do
         [ "${args[$i]}" != --outdir ] || make_wheel "${args[$((i + 1))]}"
@@ -58,6 +60,7 @@ if [ "$1" = -m ] && [ "$2" = pip ]; then
     done
     if [ "$3" = wheel ]; then
         env | sort | sed 's/^/env /' >>"$FAKE_LOG"
+        [ -z "${FAKE_BUILD_RUNS:-}" ] || eval "$FAKE_BUILD_RUNS" >>"$FAKE_LOG"
         for i in "${!args[@]}"; do
             [ "${args[$i]}" != --wheel-dir ] || make_wheel "${args[$((i + 1))]}"
         done
@@ -310,6 +313,135 @@ def test_build_wheel_isolated_installs_nothing_first(tmp_path, run_script):
         "pip", "wheel", "--no-deps", "--wheel-dir", str(tmp_path / "out"), "--verbose",
         "--config-settings", "k=v", ".",
     ]  # fmt: skip
+
+
+# --- the compiler cache in front of CC and CXX (build-env.sh) ----------------
+
+# ccache as a compile reaches it: it records the call and a miss in the step's stats
+# log (CCACHE_STATSLOG), and --show-log-stats counts them as ccache 4.14 prints them.
+FAKE_CCACHE = r"""#!/bin/bash
+if [ "$1" = --show-log-stats ]; then
+    misses=$(grep -c '^cache_miss$' "$CCACHE_STATSLOG")
+    printf 'Cacheable calls: %s / %s\n  Hits: 0 / %s\n  Misses: %s / %s\n' \
+        "$misses" "$misses" "$misses" "$misses" "$misses"
+    exit 0
+fi
+echo "ccache $*" >>"$FAKE_LOG"
+printf '# %s\ncache_miss\n' "${*: -1}" >>"$CCACHE_STATSLOG"
+"""
+
+
+def with_ccache(tmp_path: Path) -> dict[str, str]:
+    """ccache (fake) and gcc/g++ that say they ran first on PATH; the env for it."""
+    bin_dir = tmp_path / "bin"
+    for name, text in {"ccache": FAKE_CCACHE, "gcc": '#!/bin/sh\necho "gcc $*"\n',
+                       "g++": '#!/bin/sh\necho "g++ $*"\n'}.items():  # fmt: skip
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    return {"ROCM_PYTORCH_RUN_DIR": str(tmp_path), "TMPDIR": str(tmp_path), "CC": "gcc",
+            "CXX": "g++"}  # fmt: skip
+
+
+def test_build_wheel_puts_the_compiler_cache_in_front_of_cc_and_cxx(tmp_path, run_script):
+    # setuptools (CC, CXX), torch.utils.cpp_extension's .cpp ($CXX) and meson take
+    # the compilers from CC and CXX, and read none of the launcher variables
+    env = with_ccache(tmp_path)
+    src = project(tmp_path / "vision", ["setuptools>=64", "torch"])
+    r = run_script(
+        "build-wheel.sh", "--arch", "gfx1100", str(src), str(tmp_path / "out"),
+        wheel="torchvision-0.30.0-cp314-cp314-linux_x86_64.whl",
+        env={**env, "FAKE_BUILD_RUNS": '"$CC" -c a.c && "$CXX" -c b.cpp'},
+    )  # fmt: skip
+    assert r.proc.returncode == 0, r.proc.stderr
+    cc, cxx = Path(r.env()["CC"]), Path(r.env()["CXX"])
+    assert (cc.name, cxx.name) == ("gcc", "g++") and cc.parent == cxx.parent
+    assert not cc.parent.exists()  # a temporary directory of the build, gone
+    bin_dir = tmp_path / "bin"
+    assert [x for x in r.lines if x.startswith("ccache ")] == [
+        f"ccache {bin_dir / 'gcc'} -c a.c",
+        f"ccache {bin_dir / 'g++'} -c b.cpp",
+    ]
+    assert (
+        r.proc.stderr.splitlines()[-1]
+        == "compiler cache: ccache (local): 0 hits, 2 misses, 0.0 % hits"
+    )
+
+
+def test_build_wheel_isolated_puts_the_compiler_cache_in_front_of_cc_and_cxx(tmp_path, run_script):
+    # CuPy: pip's isolated build inherits CC and CXX (its Cython C++)
+    env = with_ccache(tmp_path)
+    src = project(tmp_path / "cupy", ["setuptools>=64", "Cython"])
+    r = run_script(
+        "build-wheel.sh", "--arch", "gfx1100", str(src), str(tmp_path / "out"), "--isolated",
+        wheel="cupy-14.2.0-cp314-cp314-linux_x86_64.whl",
+        env={**env, "FAKE_BUILD_RUNS": '"$CXX" -c core.cpp'},
+    )  # fmt: skip
+    assert r.proc.returncode == 0, r.proc.stderr
+    assert Path(r.env()["CXX"]).name == "g++"
+    assert f"ccache {tmp_path / 'bin' / 'g++'} -c core.cpp" in r.lines
+
+
+def test_build_wheel_leaves_cc_to_a_build_that_runs_cmake(tmp_path, run_script):
+    # vLLM's setup.py runs CMake and passes CMAKE_*_COMPILER_LAUNCHER itself; CMake
+    # would take a CC of ours for the compiler and put the launcher in front again
+    env = with_ccache(tmp_path)
+    src = project(tmp_path / "vllm", ["cmake>=3.26.1", "ninja", "setuptools>=77.0.3"])
+    r = run_script(
+        "build-wheel.sh", "--arch", "gfx1100", str(src), str(tmp_path / "out"),
+        wheel="vllm-0.33.0-cp38-abi3-linux_x86_64.whl", env=env,
+    )  # fmt: skip
+    assert r.proc.returncode == 0, r.proc.stderr
+    assert (r.env()["CC"], r.env()["CXX"]) == ("gcc", "g++")
+    assert r.env()["CMAKE_CXX_COMPILER_LAUNCHER"] == "ccache"
+    assert "the build runs CMake ([build-system] requires cmake)" in r.proc.stdout
+
+
+def test_build_wheel_refuses_a_pyproject_it_cannot_read(tmp_path, run_script):
+    src = project(tmp_path / "proj", ["setuptools"])
+    (src / "pyproject.toml").write_text("[build-system\n")
+    r = run_script("build-wheel.sh", "--arch", "gfx1100", str(src), str(tmp_path / "out"))
+    assert r.proc.returncode == 1, r.proc.stderr
+    assert "build-wheel: cannot read the [build-system] requires of" in r.proc.stderr
+
+
+def ucx_tree(root: Path) -> Path:
+    """UCX's autotools as build-ucx.sh runs them: configure compiles a test with $CC
+    and (here) installs what `make install-strip` would."""
+    (root / "contrib").mkdir(parents=True)
+    (root / "autogen.sh").write_text("#!/bin/sh\n")
+    (root / "contrib/configure-release-mt").write_text(
+        r"""#!/bin/bash
+echo "configure $* CC=$CC CXX=$CXX" >>"$FAKE_LOG"
+"$CC" -c conftest.c >>"$FAKE_LOG"
+for arg in "$@"; do case "$arg" in --prefix=*) prefix=${arg#*=} ;; esac; done
+mkdir -p "$prefix/bin" "$prefix/lib/ucx"
+printf '#!/bin/sh\necho "UCX 1.19.0"\n' >"$prefix/bin/ucx_info"
+chmod 755 "$prefix/bin/ucx_info"
+: >"$prefix/lib/ucx/libuct_rocm.so"
+: >"$prefix/lib/ucx/libucm_rocm.so"
+"""
+    )
+    for f in ("autogen.sh", "contrib/configure-release-mt"):
+        (root / f).chmod(0o755)
+    return root
+
+
+def test_ucx_builds_through_the_compiler_cache(tmp_path, run_script):
+    env = with_ccache(tmp_path)
+    env["FAKE_GIT_TREE"] = str(ucx_tree(tmp_path / "tree"))
+    prefix = tmp_path / "opt/ucx"
+    r = run_script("build-ucx.sh", "--ref", "v1.19.0", str(prefix), env=env)
+    assert r.proc.returncode == 0, r.proc.stderr
+    work = tmp_path / "build-ucx"  # the same path each build: the compiles hash alike
+    (configure,) = [x for x in r.lines if x.startswith("configure ")]
+    assert configure.endswith(f"CC={work}/compilers/gcc CXX={work}/compilers/g++")
+    assert f"ccache {tmp_path / 'bin' / 'gcc'} -c conftest.c" in r.lines
+    # no GPU arch needed (the compiler cache only), and its line ends the build
+    assert "PYTORCH_ROCM_ARCH" not in r.proc.stdout
+    assert (
+        r.proc.stderr.splitlines()[-1]
+        == "compiler cache: ccache (local): 0 hits, 1 misses, 0.0 % hits"
+    )
 
 
 @pytest.mark.parametrize(

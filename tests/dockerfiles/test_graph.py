@@ -431,7 +431,7 @@ COMPILING_RUNS = {
     "docker/Dockerfile.aiter": 1,
     "docker/Dockerfile.cupy": 1,
     "docker/Dockerfile.lmcache": 1,
-    "docker/Dockerfile.nixl": 1,
+    "docker/Dockerfile.nixl": 2,  # UCX, NIXL
     "docker/Dockerfile.pytorch": 3,  # MAGMA, AOTriton, torch
     "docker/Dockerfile.torchvision": 1,
     "docker/Dockerfile.triton": 1,
@@ -459,6 +459,7 @@ def test_the_scripts_that_compile_are_found():
         "build-magma.sh",
         "build-pytorch.sh",
         "build-triton.sh",
+        "build-ucx.sh",
         "build-wheel.sh",
     ]
 
