@@ -40,5 +40,6 @@ ALL = {
 ELEMENTS = {
     *"html head meta title style body h1 h2 div span b i br code ul li".split(),
     *"table tbody tr th td script".split(),
+    *"details summary ol".split(),  # the RUNs a build executed (test_runs_cell.py)
     *"svg g path rect text circle polyline line".split(),
 }

@@ -21,10 +21,12 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tools import client_env, engine, envvars, mirrors, places, registryd
-from tools.imagebuild import builders, compile_stats, workdir
+from tools.dockerfile import model
+from tools.imagebuild import builders, compile_stats, executed, workdir
 from tools.oci.errors import RegistryError
 from tools.oci.reference import DOCKER_HUB, BadReference, Reference, split_host
 from tools.staging import Staging, StagingError, embedded, lease, reads, resolve
@@ -478,11 +480,93 @@ def log_compile_stats(log: Path) -> compile_stats.Stats | None:
         return None
 
 
-def write_record(log: Path, digest: str, key: str, hit: bool, phases: Phases) -> None:
+def previous_record(log: Path | None) -> dict | None:
+    """The inputs the target's previous build kept in its record (``executed.inputs``,
+    ``run_lines``), read before this build's record replaces it; None without a record,
+    or with one of before this field set (nothing to compare with)."""
+    if log is None:
+        return None
+    try:
+        r = json.loads(record_path(log).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(r, dict) or not isinstance(r.get("parents"), dict):
+        return None
+    kept = {
+        key: {str(k): str(v) for k, v in r[key].items()}
+        for key in ("parents", "build_args", "files")
+        if isinstance(r.get(key), dict)
+    }
+    if isinstance(r.get("run_lines"), list):
+        kept["run_lines"] = [str(x) for x in r["run_lines"]]
+    return kept
+
+
+def build_inputs(
+    spec: dict,
+    files: list[Path],
+    host_files: list[str],
+    parents: dict[str, desc.Descriptor],
+    upstream: desc.Descriptor | None,
+) -> dict:
+    """This build's inputs as the record keeps them (``executed.inputs``): each named
+    context's digest (the upstream's under its name), the build args, and the sha256 of
+    each context file (a host file under its name in the context)."""
+    digests = {n: d.digest for n, d in parents.items()}
+    if upstream is not None and spec.get("upstream"):
+        digests[str(spec["upstream"])] = upstream.digest
+    sums = {str(path): file_digest(path) for path in files}
+    for item in host_files:
+        dest, _, host_path = item.partition("=")
+        sums[dest] = file_digest(Path(host_path))
+    return executed.inputs(digests, spec.get("build_args", {}), sums)
+
+
+def explain_runs(
+    args: argparse.Namespace, spec: dict, log: Path, now: Mapping, before: Mapping | None
+) -> executed.Report | None:
+    """Which RUNs of the build in ``log`` executed and why (tools/imagebuild/executed.py),
+    or None when that cannot be told: the image is built, so this never fails it."""
+    contexts = {*now.get("parents", {}), *spec.get("absent_parents", {})}  # the upstream too
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return None
+    try:
+        dockerfile = model.parse(args.dockerfile, spec.get("dockerfile_text"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        dockerfile = None  # the reasons the log alone gives
+    try:
+        return executed.explain(
+            text, dockerfile, now, before, str(spec.get("target") or ""), contexts
+        )
+    except Exception as e:  # a bug here must not fail an image BuildKit built
+        print(f"imagebuild: which RUNs ran: not told ({type(e).__name__}: {e})", file=sys.stderr)
+        return None
+
+
+def runs_line(report: executed.Report | None, hit: bool) -> str | None:
+    """The log's `# imagebuild: ran N of M RUNs: ...` line (without `# imagebuild: `)."""
+    if hit:
+        return executed.STAGING_HIT
+    return report.line() if report is not None else None
+
+
+def write_record(
+    log: Path,
+    digest: str,
+    key: str,
+    hit: bool,
+    phases: Phases,
+    runs: Mapping | None = None,
+) -> None:
     """What this run of the image's build did, next to its log (not an output of the
     action, so no cache key holds its wall time): the digest, whether it was a staging
     hit, the seconds it took, per phase, and the compiler cache's hits and misses
     (`compile_hits`, `compile_misses`: only when a step of the log printed them).
+    ``runs``: ``executed.record_fields``, the RUNs that executed (`executed_runs`:
+    stage, step, seconds, why; `runs_total`) and the inputs the next build compares
+    with (`parents`, `build_args`, `files`, `run_lines`).
     `bazel run //images:report` reads it."""
     record = {
         "digest": digest,
@@ -491,6 +575,7 @@ def write_record(log: Path, digest: str, key: str, hit: bool, phases: Phases) ->
         "seconds": round(phases.total, 3),
         "phases": {name: round(secs, 3) for name, secs in phases.parts},
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **(runs or {}),
     }
     stats = log_compile_stats(log)
     if stats is not None:
@@ -557,8 +642,11 @@ def build(
     claim.add(tags=[f"{name}:{tag}"])
     digest, why = (None, "--no-reuse") if args.no_reuse else reads.hit(staging, name, tag)
     log_path = places.log_file(args.log)
+    before = previous_record(log_path)  # before this build's record replaces it
+    now = build_inputs(spec, files, args.host_file, parents, upstream)
     hit = digest
     record = None
+    report = None
     if digest:
         phases.done("staging hit")
         note = reads.hit_note(staging, name, tag, digest, "BuildKit")
@@ -567,7 +655,7 @@ def build(
             log_path.write_text(f"# {describe(spec, args)}\n# {note}\n")
     else:
         image_ref = str(Reference(staging.host, name, tag))
-        digest, log_path = run_buildx(
+        digest, log_path, report = run_buildx(
             args,
             spec,
             files,
@@ -580,16 +668,23 @@ def build(
             resolved,
             phases,
             why,
+            lambda log: explain_runs(args, spec, log, now, before),
         )
     if not digest:
         raise BuildError(f"{describe(spec, args)}: buildx wrote no containerimage.digest")
     claim.add(digests=[digest])
     manifest, media_type, config = fetch_staged(staging, name, digest)
     phases.done("read back")
+    ran = runs_line(report, bool(hit))
+    if ran:
+        print(f"imagebuild: {describe(spec, args)}: {ran}", file=sys.stderr, flush=True)
     if args.log:  # the temporary log went with its directory
         with log_path.open("a") as log:
+            if ran:
+                log.write(f"# imagebuild: {ran}\n")
             log.write(phases.line())
-        record = (log_path, digest, key, bool(hit), phases)
+        fields = executed.record_fields(report, now, bool(hit))
+        record = (log_path, digest, key, bool(hit), phases, fields)
     desc.Descriptor(
         target=spec["target"],
         arch=spec.get("arch"),
@@ -623,9 +718,11 @@ def run_buildx(
     resolved: mirrors.Resolved,
     phases: Phases,
     why: str,
-) -> tuple[str | None, Path | None]:
-    """Build with BuildKit into staging as ``image_ref``: (its digest, the log if kept);
-    ``why``: why staging's copy could not be used."""
+    explain: Callable[[Path], executed.Report | None] = lambda log: None,
+) -> tuple[str | None, Path | None, executed.Report | None]:
+    """Build with BuildKit into staging as ``image_ref``: (its digest, the log if kept,
+    ``explain`` of the log: which RUNs executed and why); ``why``: why staging's copy
+    could not be used."""
     # the context and the rendered secrets: this user's alone (0700), removed when the
     # build ends, or by the next build if this one is SIGKILLed (tools/imagebuild/workdir.py)
     with workdir.build_dir() as tmp:
@@ -691,7 +788,8 @@ def run_buildx(
                 )
             )
         digest = json.loads(metadata_file.read_text()).get("containerimage.digest")
-    return digest, log_path if args.log else None
+        report = explain(log_path)  # before a temporary log goes with its directory
+    return digest, log_path if args.log else None, report
 
 
 def main(argv: list[str] | None = None, started: float | None = None) -> int:

@@ -96,6 +96,12 @@ def build_record(log: str | None, root: Path, digest: str) -> dict | None:
     if all(type(n) is int and n >= 0 for n in (hits, misses)):
         record["compile_hits"] = hits
         record["compile_misses"] = misses
+    # the RUNs that executed and why (tools/imagebuild/executed.py), when it ran BuildKit
+    runs = r.get("executed_runs")
+    if isinstance(runs, list):
+        record["executed_runs"] = runs
+        if type(r.get("runs_total")) is int:
+            record["runs_total"] = r["runs_total"]
     return record
 
 

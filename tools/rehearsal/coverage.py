@@ -25,13 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.dockerfile import model
+from tools.imagebuild import progress
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
 LOGS = ("bazel-out", "logs", "images")  # of the workspace (images/private/image.bzl)
-_VERTEX = re.compile(r"^#(\d+) \[([^\] ]+) \d+/\d+\] (RUN .*)$")
-_STATUS = re.compile(r"^#(\d+) (DONE|CACHED|ERROR)\b")
-_DEFINITION = re.compile(r"load build definition from (\S+)")
 _VAR = re.compile(r"\\\$\\\{[A-Za-z_][A-Za-z0-9_]*(?::?[-+?][^}]*)?\\\}|\\\$[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -46,7 +44,7 @@ class Run:
 
     def pattern(self) -> re.Pattern[str]:
         """The step text BuildKit prints for it: ARG references stand for any value."""
-        return re.compile(_VAR.sub(".*?", re.escape(_normal(self.text))))
+        return re.compile(_VAR.sub(".*?", re.escape(progress.normal(self.text))))
 
     def __str__(self) -> str:
         return f"docker/{self.dockerfile}:{self.line} ({self.stage})"
@@ -83,10 +81,6 @@ class Coverage:
         )
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.split())
-
-
 def runs(dockerfiles: list[Path]) -> list[Run]:
     """Every RUN instruction of ``dockerfiles``, in file order."""
     found = []
@@ -100,23 +94,15 @@ def runs(dockerfiles: list[Path]) -> list[Run]:
 
 
 def steps(log: str) -> tuple[str | None, list[Step]]:
-    """The Dockerfile a build log is of, and its RUN steps with what became of them."""
-    definition = _DEFINITION.search(log)
-    vertices: dict[str, tuple[str, str]] = {}
-    status: dict[str, str] = {}
-    for line in log.splitlines():
-        m = _VERTEX.match(line)
-        if m:
-            vertices.setdefault(m.group(1), (m.group(2), _normal(m.group(3))))
-            continue
-        m = _STATUS.match(line)
-        if m:
-            status[m.group(1)] = {"DONE": "ran", "CACHED": "cached", "ERROR": "failed"}[m.group(2)]
+    """The Dockerfile a build log is of, and its RUN steps with what became of them
+    (tools/imagebuild/progress.py reads the log; a step the log does not end, or that
+    was canceled, counts as failed)."""
     found = [
-        Step(stage, text, status.get(vid, "failed")) for vid, (stage, text) in vertices.items()
+        Step(s.stage, s.text, s.status if s.status in ("ran", "cached") else "failed")
+        for s in progress.steps(log)
+        if s.keyword == "RUN"
     ]
-    name = Path(definition.group(1)).name if definition else None
-    return name, found
+    return progress.definition(log), found
 
 
 def measure(dockerfiles: list[Path], logs: list[str]) -> Coverage:

@@ -18,7 +18,9 @@ The model::
         "parents": [ids], "digest", "size", "layers", "budget_bytes" (or None),
         "budget_from", "shared_bytes", "shared_layers", "tags": [str],
         "build": {"seconds", "staging_hit", "finished", "current",
-                  "compile_hits", "compile_misses" (only when known)} or None,
+                  "compile_hits", "compile_misses" (only when known),
+                  "executed_runs": [{"stage", "step", "seconds", "why", "failed"?}],
+                  "runs_total" (both only when known)} or None,
         "published": {"digest", "size", "source", "error"} or None,
         "supply": {"signatures", "sboms", "provenances", "error"} or None,
         "history": [{"time", "size", "digest"}],         # oldest first
@@ -29,7 +31,9 @@ Everything a test or a reader looks for has a stable hook: the graph is
 budget bars ``.budget[data-id]`` (``.over`` past the budget), the size plots
 ``svg.sizes[data-id]`` with one ``circle.point`` per publish (and the current
 build), the time plot ``svg#build-times`` with one ``rect.bar`` per image, the
-compiler cache's hit rate next to a build's seconds ``span.compile[data-hits][data-misses]``.
+compiler cache's hit rate next to a build's seconds ``span.compile[data-hits][data-misses]``,
+the RUNs that executed in it ``details.runs[data-ran]`` (one ``li`` per RUN: stage, step,
+why; ``span.runs[data-ran="0"]`` when all came from BuildKit's cache).
 """
 
 from __future__ import annotations
@@ -79,6 +83,8 @@ code { font-size: 12px; }
 .budget.near .fill { fill: var(--warn); } .budget.over .fill { fill: var(--bad); }
 .budget.none { background: repeating-linear-gradient(45deg,#eef2f6,#eef2f6 4px,#fff 4px,#fff 8px); }
 span.compile { white-space: nowrap; }
+details.runs summary { cursor: pointer; white-space: nowrap; }
+details.runs ol { margin: 4px 0; padding-left: 20px; max-width: 560px; font-size: 12px; }
 .badge { display: inline-block; border-radius: 10px; padding: 0 8px; font-size: 12px;
   border: 1px solid var(--line); white-space: nowrap; }
 .badge.ok { color: var(--ok); border-color: var(--ok); }
@@ -363,6 +369,36 @@ def compile_note(b: Mapping) -> str:
     )
 
 
+def runs_note(b: Mapping) -> str:
+    """The RUNs a BuildKit build executed (the record's `executed_runs`, from
+    tools/imagebuild/executed.py): ` · 0 of 7 RUNs ran (all cached)`, or how many
+    ran with each one's stage, step, why and seconds in a <details>; nothing for a
+    staging hit (its badge says it) or a record without the list."""
+    runs = b.get("executed_runs")
+    if b.get("staging_hit") or not isinstance(runs, list):
+        return ""
+    total = b.get("runs_total")
+    of = f" of {total}" if type(total) is int and total >= len(runs) else ""
+    if not runs:
+        return f' · <span class="runs" data-ran="0">0{esc(of)} RUNs ran (all cached)</span>'
+    items = []
+    for r in runs:
+        if not isinstance(r, Mapping):
+            items.append(f"<li>{esc(r)}</li>")
+            continue
+        secs = r.get("seconds")
+        took = "failed" if r.get("failed") is True else f"{secs:.1f} s" if is_number(secs) else "?"
+        items.append(
+            f"<li><b>[{esc(r.get('stage'))}]</b> <code>{esc(r.get('step'))}</code>:"
+            f" {esc(r.get('why'))} ({esc(took)})</li>"
+        )
+    return (
+        f' <details class="runs" data-ran="{len(runs)}"><summary>{len(runs)}{esc(of)}'
+        f" RUN{'' if len(runs) == 1 and not of else 's'} ran</summary>"
+        f"<ol>{''.join(items)}</ol></details>"
+    )
+
+
 def build_cell(i: Mapping) -> str:
     b = i.get("build")
     if not b:
@@ -373,7 +409,7 @@ def build_cell(i: Mapping) -> str:
         else '<span class="badge">BuildKit</span>'
     )
     stale = "" if b.get("current", True) else ' <span class="badge warn">older build</span>'
-    return f"{b['seconds']:.2f} s{compile_note(b)} {kind}{stale}"
+    return f"{b['seconds']:.2f} s{compile_note(b)} {kind}{stale}{runs_note(b)}"
 
 
 def supply_cell(i: Mapping) -> str:
