@@ -337,3 +337,23 @@ def port_free(port: int, wait: float = 0.0) -> bool:
                 if time.monotonic() >= deadline:
                     return False
         time.sleep(0.05)
+
+
+def port_holder(port: int) -> str | None:
+    """Who listens on 127.0.0.1:``port``: `pid N (cmd)` when /proc tells, else None (a
+    process of another user, or none)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(f"socket:[{fields[9]}]")
+    for proc in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            for fd in (proc / "fd").iterdir():
+                with contextlib.suppress(OSError):
+                    if os.readlink(fd) in inodes:
+                        cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").strip()
+                        return f"pid {proc.name} ({cmd.decode(errors='replace')[:120]})"
+    return None

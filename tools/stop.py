@@ -3,8 +3,9 @@
 Builds and tests leave processes running on purpose, so the next build is
 fast: this workspace's Bazel server and its persistent workers (an image
 build worker may hold a scoped Docker engine of its own), the private Docker
-engine (`python3 -m tools.engine start`), the embedded staging registry and
-the rehearsal's source servers. `stop` ends them all, in that order, each
+engine (`python3 -m tools.engine start`), the embedded staging registry,
+the rehearsal's source servers and the team cache (`python3 -m
+tools.teamcache start`). `stop` ends them all, in that order, each
 with its own tool (which never stops another engine or registry), then lists
 any process still running from their state directories and exits 1 if one is.
 It reads the same settings the builds read (ROCM_PYTORCH_ENGINE_DIR,
@@ -27,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 # What each tool's `stop` ends, in this order (after Bazel: its workers' engines first).
-TOOLS = ("tools.engine", "tools.staging", "tools.rehearsal.sources")
+TOOLS = ("tools.engine", "tools.staging", "tools.rehearsal.sources", "tools.teamcache")
 
 
 def state_roots() -> list[Path]:
@@ -35,8 +36,9 @@ def state_roots() -> list[Path]:
     from tools.engine import state
     from tools.rehearsal import sources
     from tools.staging import embedded
+    from tools.teamcache import server
 
-    return [state.paths().root, embedded.paths().root, sources.paths().dir]
+    return [state.paths().root, embedded.paths().root, sources.paths().dir, server.state_dir()]
 
 
 def leftovers(roots: list[Path], me: int | None = None) -> list[tuple[int, str]]:

@@ -32,6 +32,8 @@ def env():
         "ROCM_PYTORCH_STAGING_DIR": str(root / "staging"),
         "ROCM_PYTORCH_STAGING_PORT": str(free_port()),
         "ROCM_PYTORCH_SOURCES_DIR": str(root / "sources"),
+        "ROCM_PYTORCH_TEAMCACHE_DIR": str(root / "teamcache"),
+        "ROCM_PYTORCH_TEAMCACHE_PORT": str(free_port()),
         "PYTHONPATH": str(ROOT),
     }
     yield environ
@@ -77,6 +79,19 @@ def test_one_command_stops_the_engine_and_staging(env):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "stopped the staging registry" in proc.stdout
     assert "stop: nothing of this project's runs from its state dirs" in proc.stdout
+    assert stop.leftovers(roots(env)) == []
+
+
+def test_it_stops_the_team_cache_too(env):
+    started = subprocess.run(
+        [sys.executable, "-m", "tools.teamcache", "start"], env=env, capture_output=True, text=True
+    )
+    assert started.returncode == 0, started.stderr
+    assert "nginx" in " ".join(cmd for _, cmd in stop.leftovers(roots(env)))
+
+    proc = run_stop(env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "stopped the team cache" in proc.stdout
     assert stop.leftovers(roots(env)) == []
 
 

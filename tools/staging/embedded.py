@@ -362,20 +362,9 @@ def _env_port() -> int | None:
 
 def _port_holder(port: int) -> str:
     """Who listens on ``port``: `pid N (cmd)` when /proc tells, else a description."""
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with contextlib.suppress(OSError):
-            for line in Path(table).read_text().splitlines()[1:]:
-                fields = line.split()
-                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                    inodes.add(f"socket:[{fields[9]}]")
-    for proc in Path("/proc").glob("[0-9]*"):
-        with contextlib.suppress(OSError):
-            for fd in (proc / "fd").iterdir():
-                with contextlib.suppress(OSError):
-                    if os.readlink(fd) in inodes:
-                        cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").strip()
-                        return f"pid {proc.name} ({cmd.decode(errors='replace')[:120]})"
+    holder = daemon.port_holder(port)
+    if holder:
+        return holder
     if registryd.answers(port):
         return "a Docker registry that is not this staging's"
     return "another process (not visible to this user)"

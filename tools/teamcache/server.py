@@ -294,25 +294,6 @@ def choose_port(p: Paths, port: int | None) -> tuple[int, str]:
     return DEFAULT_PORT, "the default"
 
 
-def port_holder(port: int) -> str:
-    """Who listens on 127.0.0.1:port: `pid N (cmd)` when /proc tells, else a description."""
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with contextlib.suppress(OSError):
-            for line in Path(table).read_text().splitlines()[1:]:
-                fields = line.split()
-                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                    inodes.add(f"socket:[{fields[9]}]")
-    for proc in Path("/proc").glob("[0-9]*"):
-        with contextlib.suppress(OSError):
-            for fd in (proc / "fd").iterdir():
-                with contextlib.suppress(OSError):
-                    if os.readlink(fd) in inodes:
-                        cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").strip()
-                        return f"pid {proc.name} ({cmd.decode(errors='replace')[:100]})"
-    return "another process"
-
-
 # -- starting ----------------------------------------------------------------------------
 
 
@@ -337,8 +318,9 @@ def _start(p: Paths, port: int | None) -> Running:
     argv = nginx_argv()
     port, why = choose_port(p, port)
     if not daemon.port_free(port, wait=PORT_RELEASE_WAIT):
+        holder = daemon.port_holder(port) or "another process"
         raise TeamCacheError(
-            f"team cache port {port} ({why}) is taken by {port_holder(port)}; end that"
+            f"team cache port {port} ({why}) is taken by {holder}; end that"
             f" process, or set {PORT_ENV} to a free port and start again (then give every"
             " build host the new URL: `python3 -m tools.teamcache settings`)"
         )
