@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -134,6 +135,11 @@ COMPILER_CACHE = (
     f'endpoint = "http://127.0.0.1:9/{CACHE_MARKER}"\n'
 )
 CACHE_WARNING = "does not answer"
+# bench/compile_cache.py's last line (issue #41)
+SUMMARY = re.compile(
+    r"^compile cache: base-change [0-9.]+\u00d7 cold, hit [0-9.]+%; machine B hit [0-9.]+%;"
+    r" third-party re-runs [0-9]+$"
+)
 # The images that are run (a CMD or an ENTRYPOINT of their own or their parent's):
 # tools/imagecheck checks each for what a GPU host needs of it.
 RUN_IMAGES = ["rocm-runtime", "pytorch-base", "pytorch", "pytorch-run", "pytorch-test"]
@@ -652,38 +658,34 @@ def main() -> int:
         assert spawns == {"UpstreamBuild": 0, "ImageBuild": 0}, spawns
         return f"{spawns} in {wall:.1f}s"
 
-    @check("the stand-in is reproducible: rebuilt into another staging, the same digest")
-    def _reproducible():
-        first = json.loads(paths["upstream"].read_text())["digest"]
-        # another staging registry, named with --define staging= (where this machine's
-        # own staging is lives outside the action keys): the action runs again
-        other = Run(run.root / "again")
-        other.mirrors.write_text(run.mirrors.read_text())
-        port = other.env["ROCM_PYTORCH_STAGING_PORT"]
-        subprocess.run(  # the sid tree's Python: docker-registry is in that tree
-            ["rocm-pytorch-sid-run", "python3", "-m", "tools.staging", "start"],
-            cwd=REPO,
-            env=other.env,
-            capture_output=True,
-            check=True,
-        )
-        elsewhere = (f"--define=staging=127.0.0.1:{port}/again",)
-        try:
-            spawns, wall = other.build(UPSTREAM, config=False, extra=elsewhere)
-            second = json.loads(other.descriptor(UPSTREAM, *elsewhere).read_text())["digest"]
-        finally:
-            subprocess.run(
-                ["rocm-pytorch-sid-run", "python3", "-m", "tools.staging", "stop"],
-                cwd=REPO,
-                env=other.env,
-                capture_output=True,
-            )
-        assert spawns["UpstreamBuild"] == 1, spawns
-        assert second == first, (first, second)
-        return f"{second[:19]} twice ({wall:.0f}s the second time)"
-
+    first = json.loads(paths["upstream"].read_text())["digest"] if "paths" in locals() else None
     clean(run)
     print(disk.report(), flush=True)
+
+    # After the clean-up, so its engines and staging have the disk the family had.
+    @check(
+        "bench/compile_cache.py --quick: a base change and machine B with the team's compiler"
+        " cache, to its summary line; the stand-in it builds into its own staging is the same"
+        " digest (reproducible)"
+    )
+    def _compile_cache_bench():
+        out = REPO / ".ci" / ".cache" / "bench"
+        out.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(
+            [sys.executable, "bench/compile_cache.py", "--quick", "--results-dir", str(out)],
+            cwd=REPO, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        (out / "compile_cache.err").write_text(proc.stderr)
+        last = (proc.stdout.strip().splitlines() or [""])[-1]
+        assert proc.returncode == 0 and SUMMARY.match(last), (
+            f"exit {proc.returncode}, last line {last!r}:\n{proc.stderr[-3000:]}"
+        )
+        files = sorted(out.glob("compile-cache-*-quick.jsonl"), key=lambda f: f.stat().st_mtime)
+        steps = [json.loads(line) for line in files[-1].read_text().splitlines()]
+        ref = next(step["ref"] for step in steps if step["step"] == "upstream")
+        assert first and ref.endswith("@" + first), f"the stand-in again: {ref}, first {first}"
+        return f"{last}; the stand-in {first[:19]} twice"
+
     print(
         f"rehearsal: stand-in {timings.get('upstream', 0):.0f}s,"
         f" {len(TARGETS)} images from docker/ {timings.get('family', 0):.0f}s (cold)"

@@ -85,13 +85,17 @@ VERTEX = re.compile(r"^\[([A-Za-z0-9_.-]+)(?: ([^\]]*))?\]")
 GIB = 2**30
 
 
+# the name in front of its messages (bench/compile_cache.py, which builds on it, sets its own)
+NAME = ["rehearsal-bake"]
+
+
 def progress(msg: str) -> None:
-    print(f"rehearsal-bake: {msg}", file=sys.stderr, flush=True)
+    print(f"{NAME[0]}: {msg}", file=sys.stderr, flush=True)
 
 
 class Failed(SystemExit):
     def __init__(self, msg: str) -> None:
-        super().__init__(f"rehearsal-bake: error: {msg}")
+        super().__init__(f"{NAME[0]}: error: {msg}")
 
 
 def pins(text: str) -> dict[str, str]:
