@@ -81,8 +81,8 @@ NAMES = (
 )
 
 FIX = (
-    "the repository rule of images/private/client_settings.bzl writes it while Bazel loads;"
-    " build again (`bazel clean --expunge` if it stays)"
+    "the repository rule of images/private/client_settings.bzl writes it; write it again"
+    " with `bazel fetch --force --repo=@rocm_pytorch_client`, then build"
 )
 
 
