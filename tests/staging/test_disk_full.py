@@ -18,7 +18,7 @@ DOCKERFILE = "tests/staging/diskfull/Dockerfile"  # runfiles path (cwd = runfile
 
 def small_disk_registry(tmp_path, state) -> str:
     """A docker-registry wrapper that mounts a 6 MiB tmpfs on the state dir's storage."""
-    real = embedded.registry_binary()
+    real = " ".join(embedded.registry_argv())
     unshare = shutil.which("unshare")
     assert unshare, "unshare (util-linux) is needed"
     state.data.mkdir(parents=True, exist_ok=True)

@@ -141,10 +141,25 @@ def test_missing_binary(state, monkeypatch):
     monkeypatch.delenv(embedded.BIN_ENV)
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.setattr(embedded.os, "access", lambda *_: False)
+    from tools.engine import binaries
+
+    monkeypatch.setattr(binaries, "tool", lambda *_: None)  # no sid tree either
     with pytest.raises(StagingError) as e:
         embedded.ensure_running()
-    assert "apt-get install docker-registry" in str(e.value)
+    # the command that puts it where the tools look, not an apt-get that is no use here
+    assert "run `tools/bootstrap.sh`" in str(e.value) and "apt-get" not in str(e.value)
     assert not state.pid.exists()
+
+
+def test_the_sid_trees_registry_is_found_through_its_runner(monkeypatch):
+    monkeypatch.delenv(embedded.BIN_ENV, raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(embedded.os, "access", lambda *_: False)
+    from tools.engine import binaries
+
+    runner = ["/usr/local/bin/rocm-pytorch-sid-run", "/usr/bin/docker-registry"]
+    monkeypatch.setattr(binaries, "tool", lambda name, path: runner)
+    assert embedded.registry_argv() == runner
 
 
 def test_registry_that_exits_shows_its_log(state, monkeypatch, tmp_path):

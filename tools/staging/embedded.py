@@ -229,11 +229,11 @@ def collect_garbage(p: Paths, *, delete_untagged: bool) -> None:
     """
     if not daemon.read_int(p.port) or not p.data.is_dir():
         return  # never started: nothing to collect
-    cmd = [registry_binary(), "garbage-collect", str(p.config)]
+    cmd = [*registry_argv(), "garbage-collect", str(p.config)]
     p.registry.stop()
     p.registry.write_config(daemon.read_int(p.port))
     if delete_untagged:
-        cmd.insert(2, "--delete-untagged")
+        cmd.insert(len(cmd) - 1, "--delete-untagged")
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr).splitlines()[-LOG_TAIL:]
@@ -244,8 +244,10 @@ def collect_garbage(p: Paths, *, delete_untagged: bool) -> None:
     _start_fresh(p, move=False)  # stopped above: nothing answers
 
 
-def registry_binary() -> str:
-    """$ROCM_PYTORCH_REGISTRY_BIN, else docker-registry on PATH, else /usr/bin's."""
+def registry_argv() -> list[str]:
+    """How to run docker-registry: $ROCM_PYTORCH_REGISTRY_BIN, else the one on PATH, else
+    /usr/bin's, else the bootstrap's sid tree's through its runner (rocm-pytorch-sid-run),
+    which the host's Python (`python3 -m tools.staging gc`) finds as builds do."""
     configured = os.environ.get(BIN_ENV)
     if configured:
         if not os.access(configured, os.X_OK):
@@ -253,16 +255,21 @@ def registry_binary() -> str:
                 f"{BIN_ENV}={configured} is not an executable file; point it at"
                 " docker-registry or unset it"
             )
-        return configured
+        return [configured]
     found = shutil.which("docker-registry")
     if found:
-        return found
+        return [found]
     if os.access("/usr/bin/docker-registry", os.X_OK):
-        return "/usr/bin/docker-registry"
+        return ["/usr/bin/docker-registry"]
+    from tools.engine import binaries  # the sid tree and its runner
+
+    argv = binaries.tool("docker-registry", "/usr/bin/docker-registry")
+    if argv:
+        return argv
     raise StagingError(
-        "docker-registry not found (not in $" + BIN_ENV + ", on PATH or at"
-        " /usr/bin/docker-registry); install Debian's `docker-registry` package"
-        f" (apt-get install docker-registry) or set {BIN_ENV}"
+        "docker-registry not found (not in $" + BIN_ENV + ", on PATH, at"
+        " /usr/bin/docker-registry or in the bootstrap's sid tree): run `tools/bootstrap.sh`"
+        f" (as root or with sudo), which puts it there, or set {BIN_ENV} to a docker-registry"
     )
 
 
@@ -307,10 +314,10 @@ def _start_fresh(p: Paths, *, move: bool = True) -> int:
     """Start it, ending a wedged one first; ``move``: it may take $ROCM_PYTORCH_STAGING_PORT."""
     p.registry.stop()  # ours but not answering: wedged
     port, scanned = _choose_port(p, move=move)
-    binary = registry_binary()
+    argv = registry_argv()
     while True:
         try:
-            p.registry.start([binary], port)
+            p.registry.start(argv, port)
             return port
         except StagingError:
             # A scanned port another user's staging took between our check and
