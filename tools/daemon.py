@@ -213,11 +213,17 @@ def answering(
     return None
 
 
+def in_persistent_worker() -> bool:
+    """Whether this is a persistent worker of Bazel's (tools/worker.py): what it starts
+    lives as long as the worker, not as one action."""
+    return os.environ.get(worker.ENV) == "1"
+
+
 def in_bazel_spawn() -> bool:
     """Whether an ancestor is Bazel's process-wrapper or linux-sandbox (a build action or a
     test): they kill every process left over when the spawn ends (see the module doc); or
     this is a persistent worker (tools/worker.py), which Bazel ends itself."""
-    if os.environ.get(worker.ENV) == "1":
+    if in_persistent_worker():
         return True
     pid = os.getpid()
     for _ in range(64):

@@ -59,6 +59,18 @@ def test_a_start_inside_a_bazel_spawn_says_it_ends_with_the_spawn(state, capsys)
     assert capsys.readouterr().err == ""  # running: nothing to say
 
 
+def test_a_start_inside_a_persistent_worker_says_it_ends_with_the_worker(
+    state, capsys, monkeypatch
+):
+    from tools import worker
+
+    monkeypatch.setenv(worker.ENV, "1")
+    port = embedded.ensure_running()
+    err = capsys.readouterr().err
+    assert f"(127.0.0.1:{port}) for this Bazel worker only: it ends with the worker" in err
+    assert "with the action" not in err  # not what happens under a worker (#42 1.8)
+
+
 def test_stop_is_idempotent(state):
     embedded.ensure_running()
     pid = embedded.status()["pid"]

@@ -139,16 +139,26 @@ def ensure_running() -> int:
 
 
 def _start_scoped(p: Paths) -> int:
-    """Start it; inside a Bazel action or test, say that it ends with that spawn."""
+    """Start it; inside a Bazel action, test or persistent worker, say when it ends."""
     port = _start_fresh(p)
-    if daemon.in_bazel_spawn():
-        print(
-            f"staging: started the embedded registry (127.0.0.1:{port}) for this Bazel action"
-            " or test only: Bazel ends it with the action, and the next build starts it again;"
-            " `bazel run //tools/staging -- start` keeps it running for every build",
-            file=sys.stderr,
-            flush=True,
+    if daemon.in_persistent_worker():
+        until = (
+            "for this Bazel worker only: it ends with the worker (`bazel shutdown`, a changed"
+            " tool, Bazel's memory limit), and the next build starts it again"
         )
+    elif daemon.in_bazel_spawn():
+        until = (
+            "for this Bazel action or test only: Bazel ends it with the action, and the next"
+            " build starts it again"
+        )
+    else:
+        return port
+    print(
+        f"staging: started the embedded registry (127.0.0.1:{port}) {until};"
+        " `bazel run //tools/staging -- start` keeps it running for every build",
+        file=sys.stderr,
+        flush=True,
+    )
     return port
 
 
