@@ -162,6 +162,20 @@ def test_a_refused_connection_fails_at_once_naming_the_fix(env):
     ]
 
 
+def test_a_dead_proxy_is_named_not_the_registry(env):
+    registry_port, proxy_port = free_port(), free_port()  # nothing listens on either
+    proxied = {**env, "HTTP_PROXY": f"http://127.0.0.1:{proxy_port}", "NO_PROXY": ""}
+    result = at_once("tags", "x/y", "--registry", f"127.0.0.1:{registry_port}", env=proxied)
+    assert result.code == 1
+    (line,) = error_lines(result.err)
+    assert f"the proxy http://127.0.0.1:{proxy_port} (HTTP_PROXY) does not answer" in line
+    assert "add 127.0.0.1 to NO_PROXY" in line and "is the registry running" not in line
+    # NO_PROXY names the registry: the registry's own refusal, as without a proxy
+    bypassed = {**proxied, "NO_PROXY": "127.0.0.1"}
+    result = at_once("tags", "x/y", "--registry", f"127.0.0.1:{registry_port}", env=bypassed)
+    assert "is the registry running?" in error_lines(result.err)[0]
+
+
 @pytest.mark.parametrize("direction", ["https-to-plain", "plain-to-tls"])
 def test_a_tls_mismatch_fails_at_once_naming_the_fix(env, registries, direction):
     if direction == "https-to-plain":

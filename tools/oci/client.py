@@ -21,6 +21,7 @@ start fast.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 import threading
 import time
@@ -194,6 +195,23 @@ def env_proxies() -> bool:
     return any(k != "no" for k in urllib.request.getproxies_environment())
 
 
+def env_proxy(url: str) -> tuple[str, str] | None:
+    """(proxy URL, the variable that names it) that a request to ``url`` goes through, as
+    httpx takes them from the environment (`<scheme>_proxy`, else `all_proxy`, unless
+    `no_proxy` names the host), or None."""
+    import urllib.request
+
+    parts = urlsplit(url)
+    proxies = urllib.request.getproxies_environment()
+    if not parts.hostname or urllib.request.proxy_bypass_environment(parts.hostname, proxies):
+        return None
+    for key in (parts.scheme, "all"):
+        if proxies.get(key):
+            names = [n for n in os.environ if n.lower() == f"{key}_proxy"]
+            return proxies[key], (names[0] if names else f"{key}_proxy")
+    return None
+
+
 class SchemeTransport:
     """httpx's transport, one per scheme, each made when a URL of that scheme is first sent.
 
@@ -355,6 +373,17 @@ class RegistryClient:
 
         text = str(e) or type(e).__name__
         causes = list(_causes(e))
+        proxy = env_proxy(self.base)
+        if isinstance(e, httpx.ConnectError | httpx.ProxyError) and proxy and not self.answered:
+            # the connection that failed is the proxy's, not the registry's
+            if any(isinstance(c, ConnectionRefusedError | socket.gaierror) for c in causes):
+                name = urlsplit(self.base).hostname
+                return Unreachable(
+                    f"{where}: the proxy {proxy[0]} ({proxy[1]}) does not answer ({text});"
+                    f" start it or fix {proxy[1]}, or add {name} to NO_PROXY",
+                    self.host,
+                    text,
+                )
         if isinstance(e, httpx.ConnectError):
             host = self.host
             for c in causes:
