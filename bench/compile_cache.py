@@ -11,7 +11,9 @@ a loopback nginx, ccache's http remote storage) in this run's mirror settings:
 
 1. **cold**: the stand-in upstream, then the targets (the catalogue's default
    group for the arch; `--quick`: triton-wheel), an empty BuildKit cache, an
-   empty team cache;
+   empty team cache; then the engine's build cache is pruned but for its
+   cache mounts (`--filter type=regular`: no layer of the cold round serves a
+   build on another upstream, and the disk is needed);
 2. **base change**: `--define upstream=rehearsal-rebuild`, AMD's rebuild 1 of
    the same release (//images/rehearsal:upstream-rebuild: one layer more, the
    same compilers, a new digest): every image builds again;
@@ -134,13 +136,17 @@ class Round:
     steps: dict[str, list[Step]]
 
     def compile_steps(self, images=None) -> list[Step]:
-        return [
-            s
-            for name, steps in self.steps.items()
-            if images is None or name in images
-            for s in steps
-            if s.ran and s.compiles
-        ]
+        """The compile steps that ran, each once: two images built at once from one
+        Dockerfile (pytorch and pytorch-wheel) share their stages, and BuildKit runs a shared
+        step once but shows it as run in both logs (the same stage and text, args expanded)."""
+        seen: dict[tuple[str, str], Step] = {}
+        for name, steps in self.steps.items():
+            if images is not None and name not in images:
+                continue
+            for s in steps:
+                if s.ran and s.compiles:
+                    seen.setdefault((s.stage, s.text), s)
+        return list(seen.values())
 
     def compile_seconds(self, images=None) -> float:
         return sum(s.seconds for s in self.compile_steps(images))
@@ -156,9 +162,13 @@ class Round:
         return hits, misses
 
     def third_party(self) -> tuple[int, int]:
-        """(RUNs of THIRD_PARTY stages that ran, all of them seen)."""
-        seen = [s for steps in self.steps.values() for s in steps if s.stage in THIRD_PARTY]
-        return sum(s.ran for s in seen), len(seen)
+        """(RUNs of THIRD_PARTY stages that ran, all of them seen), each step once."""
+        seen: dict[tuple[str, str], Step] = {}
+        for steps in self.steps.values():
+            for s in steps:
+                if s.stage in THIRD_PARTY:
+                    seen[(s.stage, s.text)] = seen.get((s.stage, s.text)) or s
+        return sum(s.ran for s in seen.values()), len(seen)
 
 
 def rate(hits: int, misses: int) -> float:
@@ -237,9 +247,13 @@ class CompileBench(Bench):
         work = self.state / "pytorch-bump"
         git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
         self.sh([*git, "clone", "-q", "--branch", f"v{version}", str(bare), str(work)])
-        # one source file changed, as a release changes some: the rest must be hits
+        # one source file's code changed, as a release changes some (not a comment: the
+        # preprocessor drops it, and the compile would be a hit): the rest must be hits
         source = next(iter(sorted((work / "c10").rglob("*.cpp"))))
-        source.write_text(source.read_text() + "\n// bench/compile_cache.py: the bump\n")
+        source.write_text(
+            source.read_text()
+            + f'\nnamespace {{ [[maybe_unused]] const char* bench_bump = "{new}"; }}\n'
+        )
         self.sh([*git, "-C", str(work), "commit", "-q", "-am", f"PyTorch {new}"])
         self.sh([*git, "-C", str(work), "tag", f"v{new}"])
         self.sh([*git, "-C", str(work), "push", "-q", "origin", f"v{new}"])
@@ -285,6 +299,8 @@ class CompileBench(Bench):
             for tool in ("tools.staging", "tools.engine"):
                 subprocess.run([sys.executable, "-m", tool, "stop"], cwd=ROOT, env=env_b,
                                capture_output=True, check=False)  # fmt: skip
+            for d in (self.engine_b, self.state / "staging-b", self.state / "bazel-b"):
+                rmtree(d)  # its disk, for what follows
 
 
 def table(rounds: dict[str, Round], cold_key: str = "cold") -> str:
@@ -349,6 +365,9 @@ def main(argv: list[str] | None = None) -> int:
         bench.sh([*bench.bazel, "build", REBUILD, *bench.bazel_flags])
         bench.prune()
         rounds["cold"] = bench.build("cold")
+        # the cold round's layers are of no use to a build on another upstream; its cache
+        # mounts (ccache's, apt's, pip's) are what an engine keeps from build to build
+        bench.sh(["docker", "buildx", "prune", "-af", "--filter", "type=regular"])
         rounds["base change"] = bench.build("base change", "--define", "upstream=rehearsal-rebuild")
         if not args.quick:
             version = bench.bump_pytorch()
