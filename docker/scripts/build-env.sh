@@ -281,6 +281,10 @@ rocm_pytorch_compiler_cache() {
             elif [ -z "$reason" ]; then
                 export CCACHE_REMOTE_STORAGE=$remote
             fi
+            # A hit in the local cache mount is written to the team's as well
+            # (ccache's reshare): what this engine compiled before the team
+            # cache was set, or while it did not answer, reaches the others.
+            [ -n "$reason" ] || export CCACHE_RESHARE=true
             [ -n "$reason" ] || use_ccache=1
             ;;
         *) [ -n "$reason" ] || reason="build-env.sh knows no backend '$backend'" ;;

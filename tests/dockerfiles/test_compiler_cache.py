@@ -336,7 +336,9 @@ def no_remote(r: Sourced, fallback: bool = True) -> None:
     assert r.proc.returncode == 0, r.proc.stderr
     assert r.launcher() == "ccache" and r.env["CCACHE_DIR"] == "/root/.cache/ccache"
     kept = [k for k in r.env if k.startswith("SCCACHE_") and k != "SCCACHE_SERVER_UDS"]
-    kept += [k for k in ("CCACHE_REMOTE_STORAGE", "CCACHE_CONFIGPATH") if k in r.env]
+    kept += [
+        k for k in ("CCACHE_REMOTE_STORAGE", "CCACHE_CONFIGPATH", "CCACHE_RESHARE") if k in r.env
+    ]
     assert not kept, kept
     assert r.said == ([] if fallback else ["build-env: compiler cache: ccache"]), r.out
     assert PASSWORD not in r.proc.stdout + r.proc.stderr + r.out
@@ -423,15 +425,22 @@ def test_a_cache_that_does_not_answer_gives_one_line_and_the_local_ccache(
 
 
 def test_the_probe_gives_up_after_its_timeout(tmp_path):
-    # a host that never answers (TEST-NET-1, RFC 5737, routes nowhere; or no route)
-    r = source(
-        tmp_path,
-        {"backend": "sccache-webdav", "endpoint": "http://192.0.2.1:8080/sccache"},
-        env={"ROCM_PYTORCH_CC_PROBE_TIMEOUT": "0.5"},
-    )
+    # a server on loopback that takes the connection and never answers (tests send
+    # nothing to any other address)
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/sccache"
+        r = source(
+            tmp_path,
+            {"backend": "sccache-webdav", "endpoint": url},
+            env={"ROCM_PYTORCH_CC_PROBE_TIMEOUT": "0.5"},
+        )
     (line,) = r.warnings
-    assert line.startswith("build-env: compiler cache sccache-webdav at http://192.0.2.1")
-    assert line.endswith("): building with the local ccache")
+    assert line.startswith(f"build-env: compiler cache sccache-webdav at {url} does not answer")
+    assert "timed out" in line and line.endswith("): building with the local ccache")
     no_remote(r)
 
 
@@ -554,6 +563,8 @@ def test_ccache_http_that_answers_is_ccaches_remote_storage(tmp_path, http_cache
     assert http_cache.requests >= 1
     assert r.launcher() == "ccache" and r.env["CCACHE_DIR"] == "/root/.cache/ccache"
     assert r.env["CCACHE_REMOTE_STORAGE"] == endpoint
+    # a local hit is written to the team cache too (reshare)
+    assert r.env["CCACHE_RESHARE"] == "true"
     assert r.said == [f"build-env: compiler cache: ccache (ccache-http at {http_cache.url}/ccache)"]
     assert r.server_env() is None
 
