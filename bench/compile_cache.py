@@ -1,7 +1,7 @@
 """The compiler cache on the rehearsal: a base change, machine B, a PyTorch bump.
 
     eval "$(python3 -m tools.engine env --registry)"   # the engine, $REGISTRY
-    python3 bench/compile_cache.py [--arch gfx1100]     # the default group: ~30 min, ~60 GB free disk
+    python3 bench/compile_cache.py [--arch gfx1100]     # the default group: ~30 min, 60 GB free
     python3 bench/compile_cache.py --quick              # triton-wheel only (what CI runs)
 
 What users pay after a weekly upstream update is compilation (issue #41). On
