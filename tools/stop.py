@@ -14,13 +14,21 @@ deleted: images stay in staging and in the engine's store.
 
     python3 -m tools.stop                # from the workspace
     python3 -m tools.stop --keep-bazel   # leave the Bazel server and its workers running
+    python3 -m tools.stop --interrupt    # end a running build instead of waiting for it
+
+A build that holds this workspace's Bazel server (it may run for hours) is
+named while `stop` waits for it; `--interrupt` ends it first (SIGINT, as
+Ctrl-C in its terminal).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -60,6 +68,53 @@ def leftovers(roots: list[Path], me: int | None = None) -> list[tuple[int, str]]
     return sorted(out)
 
 
+# what Bazel's client prints while another command holds the server
+_WAITING = re.compile(r"Another command \(pid=(\d+)\) is running")
+
+
+def command_line(pid: int) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return "?"
+    return raw.replace(b"\0", b" ").decode(errors="replace").strip()[:160] or "?"
+
+
+def shutdown_bazel(interrupt: bool) -> tuple[int, str]:
+    """`bazel shutdown` in the workspace. When another command holds the server (a build
+    that may run for hours), say which and that it waits, or with ``interrupt`` end that
+    command (SIGINT, as Ctrl-C in its terminal) first."""
+    proc = subprocess.Popen(
+        ["bazel", "shutdown"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    lines = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.append(line.rstrip())
+        m = _WAITING.search(line)
+        if not m:
+            continue
+        pid = int(m.group(1))
+        cmd = command_line(pid)
+        if interrupt:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGINT)
+            print(f"stop: interrupted the running Bazel command (pid {pid}: {cmd})")
+        else:
+            print(
+                f"stop: waiting for the running Bazel command to end (pid {pid}:"
+                f" {cmd}); Ctrl-C stops waiting, `python3 -m tools.stop"
+                " --interrupt` ends that command first",
+                flush=True,
+            )
+    return proc.wait(), "\n".join(lines)
+
+
 def run(cmd: list[str], cwd: Path) -> tuple[int, str]:
     proc = subprocess.run(
         cmd, cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False
@@ -79,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="leave this workspace's Bazel server (and its persistent workers) running",
     )
+    parser.add_argument(
+        "--interrupt",
+        action="store_true",
+        help="end a Bazel command that holds the server (a running build) instead of waiting",
+    )
     args = parser.parse_args(argv)
     from tools.envvars import SettingError
 
@@ -89,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rc = 0
     if not args.keep_bazel and shutil.which("bazel"):
-        code, out = run(["bazel", "shutdown"], REPO)
+        code, out = shutdown_bazel(args.interrupt)
         if code:
             print(
                 f"stop: bazel shutdown in {REPO} failed: {out.splitlines()[-1:]}", file=sys.stderr

@@ -132,6 +132,56 @@ def test_a_state_dir_it_cannot_use_stops_nothing_and_says_so_in_one_line(env):
     assert "docker-registry" in " ".join(cmd for _, cmd in stop.leftovers(roots(env)))
 
 
+def fake_bazel(tmp_path, seconds: int) -> str:
+    """A `bazel` whose shutdown finds the server busy with another command (a Python
+    sleep, which Ctrl-C ends), says so as Bazel's client does, and waits for it."""
+    bin_dir = tmp_path / "fake-bazel"
+    bin_dir.mkdir()
+    (bin_dir / "bazel").write_text(
+        f"#!{sys.executable}\n"
+        "import subprocess, sys\n"
+        f"busy = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep({seconds})'])\n"
+        "print(f'Another command (pid={busy.pid}) is running. Waiting for it to complete on"
+        " the server (server_pid=1)...', file=sys.stderr, flush=True)\n"
+        "busy.wait()\n"
+    )
+    (bin_dir / "bazel").chmod(0o755)
+    return str(bin_dir)
+
+
+def test_a_running_build_is_named_while_stop_waits_for_it(env, tmp_path):
+    path = fake_bazel(tmp_path, 2) + ":" + env["PATH"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools.stop"],
+        env={**env, "PATH": path},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    waiting = [line for line in proc.stdout.splitlines() if "waiting for the running" in line]
+    assert len(waiting) == 1 and "time.sleep(2)" in waiting[0], proc.stdout
+    assert "--interrupt" in waiting[0]
+
+
+def test_interrupt_ends_the_running_build_instead_of_waiting(env, tmp_path):
+    path = fake_bazel(tmp_path, 600) + ":" + env["PATH"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools.stop", "--interrupt"],
+        env={**env, "PATH": path},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,  # it would wait 600 s for the build
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "stop: interrupted the running Bazel command (pid " in proc.stdout
+    assert "time.sleep(600)" in proc.stdout
+
+
 def test_help_stops_nothing(env):
     proc = subprocess.run(
         [sys.executable, "-m", "tools.stop", "--help"], env=env, capture_output=True, text=True
