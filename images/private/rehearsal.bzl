@@ -32,7 +32,18 @@ rehearsal_upstream(
 ```
 """
 
-def _rehearsal_upstream_impl(ctx):
+def _upstream_build(ctx, mode_args, inputs, progress):
+    """The UpstreamBuild action of a stand-in upstream and its providers.
+
+    Args:
+      ctx: rule context (attrs `rocm_version`, `_tool`, the client settings).
+      mode_args: list of str, the tool's arguments of this kind of stand-in.
+      inputs: list of File, what the tool reads.
+      progress: str, what the action does (its progress message adds the log).
+
+    Returns:
+      list: the providers of the stand-in (stand_in_providers).
+    """
     descriptor = ctx.actions.declare_file(ctx.label.name + ".json")
     spec = ctx.actions.declare_file(ctx.label.name + ".spec.json")
     staging = staging_of(ctx.var)
@@ -45,9 +56,7 @@ def _rehearsal_upstream_impl(ctx):
         "target": ctx.label.name,
     }))
     args = ctx.actions.args()
-    args.add("--config", ctx.file.config)
-    args.add("--lock", ctx.file.lock)
-    args.add("--layout", ctx.file._layout)
+    args.add_all(mode_args)
     args.add("--rocm-version", rocm_version)
     args.add("--staging", staging)
     args.add("--output", descriptor)
@@ -56,14 +65,23 @@ def _rehearsal_upstream_impl(ctx):
     ctx.actions.run(
         executable = ctx.executable._tool,
         arguments = [args],
-        inputs = [ctx.file.config, ctx.file.lock, ctx.file._layout],
+        inputs = inputs,
         outputs = [descriptor],
         mnemonic = "UpstreamBuild",
-        progress_message = "Building the stand-in upstream %%{label} (mmdebstrap: minutes); log: %s" % log,
+        progress_message = "%s; log: %s" % (progress, log),
         execution_requirements = docker_execution_requirements(staging),
         use_default_shell_env = True,
     )
     return stand_in_providers(ctx, descriptor, spec)
+
+def _rehearsal_upstream_impl(ctx):
+    files = [ctx.file.config, ctx.file.lock, ctx.file._layout]
+    return _upstream_build(
+        ctx,
+        ["--config", files[0].path, "--lock", files[1].path, "--layout", files[2].path],
+        files,
+        "Building the stand-in upstream %{label} (mmdebstrap: minutes)",
+    )
 
 rehearsal_upstream = rule(
     implementation = _rehearsal_upstream_impl,
@@ -120,39 +138,15 @@ rehearsal_rebuild(
 """
 
 def _rehearsal_rebuild_impl(ctx):
-    descriptor = ctx.actions.declare_file(ctx.label.name + ".json")
-    spec = ctx.actions.declare_file(ctx.label.name + ".spec.json")
-    staging = staging_of(ctx.var)
-    log = image_log(ctx.label)
-    rocm_version = ctx.var.get("ROCM_VERSION", ctx.attr.rocm_version)
-    base = ctx.attr.base[ImageInfo].descriptor
     if not ctx.attr.build.isdigit() or ctx.attr.build.startswith("0"):
         fail("%s: build = %r: AMD's build numbers are 1, 2, ... (the base is 0)" % (ctx.label, ctx.attr.build))
-    ctx.actions.write(spec, json.encode({
-        "arch": None,
-        "repository": ctx.label.name,
-        "rocm_version": rocm_version,
-        "target": ctx.label.name,
-    }))
-    args = ctx.actions.args()
-    args.add("--base", base)
-    args.add("--build", ctx.attr.build)
-    args.add("--rocm-version", rocm_version)
-    args.add("--staging", staging)
-    args.add("--output", descriptor)
-    args.add("--log", log)
-    client_settings_argument(ctx, args)
-    ctx.actions.run(
-        executable = ctx.executable._tool,
-        arguments = [args],
-        inputs = [base],
-        outputs = [descriptor],
-        mnemonic = "UpstreamBuild",
-        progress_message = "Building %%{label}, rebuild %s of the stand-in upstream; log: %s" % (ctx.attr.build, log),
-        execution_requirements = docker_execution_requirements(staging),
-        use_default_shell_env = True,
+    base = ctx.attr.base[ImageInfo].descriptor
+    return _upstream_build(
+        ctx,
+        ["--base", base.path, "--build", ctx.attr.build],
+        [base],
+        "Building %%{label}, rebuild %s of the stand-in upstream" % ctx.attr.build,
     )
-    return stand_in_providers(ctx, descriptor, spec)
 
 rehearsal_rebuild = rule(
     implementation = _rehearsal_rebuild_impl,
