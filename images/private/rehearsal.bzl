@@ -32,6 +32,19 @@ rehearsal_upstream(
 ```
 """
 
+# What _upstream_build reads of both rules: the release, the tool, the client settings.
+_UPSTREAM_BUILD_ATTRS = {
+    "rocm_version": attr.string(
+        doc = "The catalogue's ROCM_VERSION: ROCm lives in /opt/rocm-<its release>. `--define ROCM_VERSION=` wins.",
+        mandatory = True,
+    ),
+    "_tool": attr.label(
+        default = Label("//tools/rehearsal:upstream"),
+        executable = True,
+        cfg = "exec",
+    ),
+} | CLIENT_SETTINGS_ATTRS | DEFINE_CHECK_ATTRS
+
 def _upstream_build(ctx, mode_args, inputs, progress):
     """The UpstreamBuild action of a stand-in upstream and its providers.
 
@@ -97,20 +110,11 @@ rehearsal_upstream = rule(
             allow_single_file = [".lock"],
             mandatory = True,
         ),
-        "rocm_version": attr.string(
-            doc = "The catalogue's ROCM_VERSION: ROCm lives in /opt/rocm-<its release>. `--define ROCM_VERSION=` wins.",
-            mandatory = True,
-        ),
         "_layout": attr.label(
             default = Label("//tools/rehearsal:layout.py"),
             allow_single_file = True,
         ),
-        "_tool": attr.label(
-            default = Label("//tools/rehearsal:upstream"),
-            executable = True,
-            cfg = "exec",
-        ),
-    } | CLIENT_SETTINGS_ATTRS | DEFINE_CHECK_ATTRS,
+    } | _UPSTREAM_BUILD_ATTRS,
     cfg = noarch_transition,
     provides = [ImageInfo],
 )
@@ -161,16 +165,7 @@ rehearsal_rebuild = rule(
             doc = "AMD's build number of the release: 1, 2, ... (the base is 0).",
             mandatory = True,
         ),
-        "rocm_version": attr.string(
-            doc = "The catalogue's ROCM_VERSION, as the base's. `--define ROCM_VERSION=` wins.",
-            mandatory = True,
-        ),
-        "_tool": attr.label(
-            default = Label("//tools/rehearsal:upstream"),
-            executable = True,
-            cfg = "exec",
-        ),
-    } | CLIENT_SETTINGS_ATTRS | DEFINE_CHECK_ATTRS,
+    } | _UPSTREAM_BUILD_ATTRS,
     cfg = noarch_transition,
     provides = [ImageInfo],
 )
