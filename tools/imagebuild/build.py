@@ -140,6 +140,16 @@ def file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
+def context_digests(files: list[Path], host_files: list[str]) -> dict[str, str]:
+    """The sha256 of each context file, by its path, and of each host file (`DEST=PATH`),
+    by its place in the context (DEST): read once, for the content key and the record."""
+    sums = {str(path): file_digest(path) for path in files}
+    for item in host_files:
+        dest, _, host_path = item.partition("=")
+        sums[dest] = file_digest(Path(host_path))
+    return sums
+
+
 def content_key(
     spec_bytes: bytes,
     files: list[Path],
@@ -149,6 +159,7 @@ def content_key(
     network: str,
     builder: str,
     reproducible: bool,
+    digests: dict[str, str] | None = None,
 ) -> str:
     """sha256 over everything that shapes the image's bytes (and nothing else): how
     BuildKit writes it (``output(reproducible)``: the mode), the spec, network, builder,
@@ -158,16 +169,18 @@ def content_key(
 
     ``builder`` is the resolved builder's identity and versions (``Builder.key()``):
     an upgraded or re-pointed builder gives a new key, never the old descriptor's.
+    ``digests``: ``context_digests(files, host_files)``, when the caller has them.
     """
+    sums = digests if digests is not None else context_digests(files, host_files)
     h = hashlib.sha256()
     h.update(b"output\0" + output(reproducible).encode() + b"\0")  # how BuildKit writes it
     h.update(b"spec\0" + spec_bytes + b"\0network\0" + network.encode())
     h.update(b"\0builder\0" + builder.encode())
     for path in sorted(files):
-        h.update(f"\0file\0{path}\0{file_digest(path)}".encode())
+        h.update(f"\0file\0{path}\0{sums[str(path)]}".encode())
     for item in sorted(host_files):
-        dest, _, host_path = item.partition("=")
-        h.update(f"\0host\0{dest}\0{file_digest(Path(host_path))}".encode())
+        dest = item.partition("=")[0]
+        h.update(f"\0host\0{dest}\0{sums[dest]}".encode())
     for name, digest in sorted(parents.items()):
         h.update(f"\0parent\0{name}\0{digest}".encode())
     if upstream:
@@ -504,21 +517,16 @@ def previous_record(log: Path | None) -> dict | None:
 
 def build_inputs(
     spec: dict,
-    files: list[Path],
-    host_files: list[str],
+    sums: dict[str, str],
     parents: dict[str, desc.Descriptor],
     upstream: desc.Descriptor | None,
 ) -> dict:
     """This build's inputs as the record keeps them (``executed.inputs``): each named
     context's digest (the upstream's under its name), the build args, and the sha256 of
-    each context file (a host file under its name in the context)."""
+    each context file (``context_digests``: a host file under its name in the context)."""
     digests = {n: d.digest for n, d in parents.items()}
     if upstream is not None and spec.get("upstream"):
         digests[str(spec["upstream"])] = upstream.digest
-    sums = {str(path): file_digest(path) for path in files}
-    for item in host_files:
-        dest, _, host_path = item.partition("=")
-        sums[dest] = file_digest(Path(host_path))
     return executed.inputs(digests, spec.get("build_args", {}), sums)
 
 
@@ -621,6 +629,7 @@ def build(
     files = context_files(args, spec)
     builder = resolve_builder(args, spec)
     phases.done("builder")
+    digests = context_digests(files, args.host_file)
     key = content_key(
         spec_bytes,
         files,
@@ -630,6 +639,7 @@ def build(
         args.network,
         builder.key(),
         args.reproducible,
+        digests,
     )
     try:
         mirror_settings = mirrors.load()
@@ -643,7 +653,7 @@ def build(
     digest, why = (None, "--no-reuse") if args.no_reuse else reads.hit(staging, name, tag)
     log_path = places.log_file(args.log)
     before = previous_record(log_path)  # before this build's record replaces it
-    now = build_inputs(spec, files, args.host_file, parents, upstream)
+    now = build_inputs(spec, digests, parents, upstream)
     hit = digest
     record = None
     report = None
