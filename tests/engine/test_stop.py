@@ -139,8 +139,13 @@ def fake_bazel(tmp_path, seconds: int) -> str:
     bin_dir.mkdir()
     (bin_dir / "bazel").write_text(
         f"#!{sys.executable}\n"
-        "import subprocess, sys\n"
+        "import pathlib, subprocess, sys, time\n"
         f"busy = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep({seconds})'])\n"
+        # Popen returns when the child is in exec, before the kernel has written its
+        # arguments: Bazel's busy command is long past that; wait until /proc has them
+        "cmdline = pathlib.Path(f'/proc/{busy.pid}/cmdline')\n"
+        "while b'sleep' not in cmdline.read_bytes():\n"
+        "    time.sleep(0.01)\n"
         "print(f'Another command (pid={busy.pid}) is running. Waiting for it to complete on"
         " the server (server_pid=1)...', file=sys.stderr, flush=True)\n"
         "busy.wait()\n"
