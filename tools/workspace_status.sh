@@ -15,6 +15,7 @@
 #
 #   STABLE_VCS_REF    the commit's short sha (7+ lowercase hex digits)
 #   STABLE_GIT_DIRTY  true when tracked files differ from the commit, else false
+#   STABLE_GIT_CHANGED the first five of those files (only when dirty)
 #
 # Outside a git checkout (a source tarball) it prints nothing and exits 0, so
 # stamped builds still work and simply carry no commit tag.
@@ -51,8 +52,11 @@ echo "STABLE_VCS_REF $ref"
 # Untracked files do not count: they are not part of the commit's build.
 # GIT_OPTIONAL_LOCKS=0: never take index.lock (a concurrent git command in the
 # same checkout must not fail because a build is running).
-if [ -z "$(GIT_OPTIONAL_LOCKS=0 git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+changed=$(GIT_OPTIONAL_LOCKS=0 git status --porcelain --untracked-files=no 2>/dev/null)
+if [ -z "$changed" ]; then
   echo "STABLE_GIT_DIRTY false"
 else
   echo "STABLE_GIT_DIRTY true"
+  # which files (the first five), for the release's refusal to name them
+  printf '%s\n' "$changed" | awk 'NR <= 5 { sub(/^ *[^ ]+ +/, ""); f = f (f ? ", " : "") $0 } END { print "STABLE_GIT_CHANGED " f (NR > 5 ? ", ..." : "") }'
 fi

@@ -104,6 +104,40 @@ def test_workspace_status_prints_only_the_commit():
     assert all(line.startswith("STABLE_") for line in proc.stdout.splitlines()), proc.stdout
 
 
+def test_workspace_status_names_the_changed_files_of_a_dirty_checkout(tmp_path):
+    """A release refuses a dirty checkout (tools/tagconf); the status names what changed,
+    so the refusal can say which files (the first five), not only that some did."""
+    script = Path("tools/workspace_status.sh").resolve()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    for i in range(7):
+        (tmp_path / f"f{i}.txt").write_text("a\n")
+    (tmp_path / "new dir").mkdir()
+    (tmp_path / "new dir" / "x y.txt").write_text("a\n")
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    env = {**os.environ, **CLIENT, "ROCM_PYTORCH_STAGING_AUTOSTART": "0"}
+
+    def status() -> dict[str, str]:
+        proc = subprocess.run(
+            ["bash", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True
+        )
+        assert proc.returncode == 0, proc.stderr
+        return dict(line.split(" ", 1) for line in proc.stdout.splitlines())
+
+    clean = status()
+    assert clean["STABLE_GIT_DIRTY"] == "false" and "STABLE_GIT_CHANGED" not in clean
+    (tmp_path / "new dir" / "x y.txt").write_text("b\n")
+    (tmp_path / "f1.txt").chmod(0o755)  # a mode change is a change git reports
+    (tmp_path / "untracked.txt").write_text("not part of the commit\n")
+    dirty = status()
+    assert dirty["STABLE_GIT_DIRTY"] == "true"
+    assert dirty["STABLE_GIT_CHANGED"] == 'f1.txt, "new dir/x y.txt"', dirty
+    for i in range(7):
+        (tmp_path / f"f{i}.txt").write_text("b\n")
+    assert status()["STABLE_GIT_CHANGED"] == "f0.txt, f1.txt, f2.txt, f3.txt, f4.txt, ..."
+
+
 def test_the_build_log_line_names_where_the_settings_came_from():
     line = client_env.describe("external/x/settings.json", CLIENT)
     assert line.startswith("client settings (external/x/settings.json): DOCKER_HOST=unix://")

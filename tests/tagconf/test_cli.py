@@ -176,6 +176,12 @@ def test_spec_refuses_a_dirty_checkout_under_stamping(run, tmp_path):
     assert result.code == 2
     assert "STABLE_VCS_REF=1a2b3c4: the checkout has uncommitted changes" in result.err
     assert "--define VCS_REF=<sha> on purpose" in result.err
+    # the changed files, when the status names them (tools/workspace_status.sh)
+    status.write_text(
+        "STABLE_VCS_REF 1a2b3c4\nSTABLE_GIT_DIRTY true\nSTABLE_GIT_CHANGED docs/a.md, b.py\n"
+    )
+    result = run("spec", "--target", "pytorch", "--status-file", str(status))
+    assert "uncommitted changes (docs/a.md, b.py), so its images" in result.err, result.err
     # an explicit --vcs-ref (from --define VCS_REF) is the user's decision
     ok = run("spec", "--target", "pytorch", "--status-file", str(status), "--vcs-ref", "1a2b3c4")
     assert ok.code == 0, ok.err

@@ -371,7 +371,9 @@ def _status_vcs_ref(path: Path) -> str | None:
     if ref and status.get("STABLE_GIT_DIRTY") == "true":
         raise UsageError(
             f"STABLE_VCS_REF={ref}",
-            "the checkout has uncommitted changes, so its images are not that commit's",
+            "the checkout has uncommitted changes"
+            + (f" ({status['STABLE_GIT_CHANGED']})" if status.get("STABLE_GIT_CHANGED") else "")
+            + ", so its images are not that commit's",
             "commit or stash them for a release (--config=release), or pass"
             " --define VCS_REF=<sha> on purpose",
         )
