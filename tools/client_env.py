@@ -33,10 +33,14 @@ environment, as a shell would.
     python3 -m tools.client_env show FILE      # what an action would take from FILE
     python3 -m tools.client_env start-staging  # what tools/workspace_status.sh runs
 
-``start-staging`` starts the embedded staging registry unless it runs
-(quietly; ROCM_PYTORCH_STAGING_AUTOSTART=0 turns that off). A value of that
-variable it cannot read (not 0/1, false/true, no/yes, off/on) is one line on
-stderr and exit status 2, which stops the build (tools/workspace_status.sh).
+``start-staging`` first checks every setting of the project in the environment
+(``check_settings``: switches, ports, seconds, absolute paths, and the docker
+CLI's DOCKER_CONTEXT and BUILDX_BUILDER, which image builds do not read), then
+starts the embedded staging registry unless it runs (quietly;
+ROCM_PYTORCH_STAGING_AUTOSTART=0 turns that off). A value it cannot use, or a
+ROCM_PYTORCH_STAGING_PORT other than the port the running registry answers on,
+is one line on stderr and exit status 2, which stops the Bazel command before
+anything runs (tools/workspace_status.sh).
 """
 
 from __future__ import annotations
@@ -167,20 +171,79 @@ def add_argument(parser: argparse.ArgumentParser) -> None:
 
 AUTOSTART_ENV = "ROCM_PYTORCH_STAGING_AUTOSTART"
 
+# What each of the project's settings must be, checked when a Bazel command starts
+# (check_settings): a value no reader could use stops the command in one line, also
+# when this build happens to run nothing that reads it (all images up to date).
+SWITCHES = ("ROCM_PYTORCH_ENGINE_AUTOSTART", AUTOSTART_ENV)
+PORTS = ("ROCM_PYTORCH_STAGING_PORT",)
+SECONDS = ("ROCM_PYTORCH_ENGINE_START_TIMEOUT", "ROCM_PYTORCH_BUILDER_TIMEOUT")
+# read by actions that run in a directory of their own: relative, each would find
+# another file
+ABSOLUTE = ("ROCM_PYTORCH_ENGINE_DIR", "ROCM_PYTORCH_STAGING_DIR", "ROCM_PYTORCH_MIRRORS")
+# The docker CLI's own selectors, which image builds do not read: they use DOCKER_HOST
+# (one engine) and --define builders= (an engine per arch). Refused rather than
+# quietly built somewhere else than the user chose.
+NOT_READ = {
+    "DOCKER_CONTEXT": (
+        "image builds take their engine from DOCKER_HOST, not from a docker context;"
+        ' export DOCKER_HOST="$(docker context inspect {value} --format'
+        " '{{{{.Endpoints.docker.Host}}}}')\" and unset DOCKER_CONTEXT, or map archs to"
+        " contexts with --define builders=<arch>=<context>"
+    ),
+    "BUILDX_BUILDER": (
+        "image builds use the engine's own BuildKit (DOCKER_HOST), not a buildx builder;"
+        " unset BUILDX_BUILDER, or map archs to contexts with --define builders=<arch>=<context>"
+    ),
+}
+
+
+def check_settings(environ: Mapping[str, str] | None = None) -> None:
+    """``SettingError`` (one line, the fix) for the first of the project's settings in
+    ``environ`` (default: this process's) that its reader could not use."""
+    environ = os.environ if environ is None else environ
+    for name in SWITCHES:
+        envvars.switch(name, True, environ)
+    for name in PORTS:
+        envvars.port(name, environ)
+    for name in SECONDS:
+        envvars.seconds(name, 1.0, environ)
+    for name in ABSOLUTE:
+        given = environ.get(name, "").strip()
+        if given and not os.path.isabs(given):
+            raise envvars.SettingError(
+                f"{name}={given!r} is not an absolute path (builds and `bazel run` each run in"
+                " a directory of their own, so each would find another one); make it"
+                " absolute or unset it"
+            )
+    for name, fix in NOT_READ.items():
+        given = environ.get(name, "").strip()
+        if given:
+            raise envvars.SettingError(f"{name}={given!r}: {fix.format(value=given)}")
+
 
 def start_staging() -> None:
     """Start the embedded staging registry unless it runs or ``$ROCM_PYTORCH_STAGING_AUTOSTART``
     is off; prints nothing and never fails, except on an autostart setting it cannot
-    read (``SettingError``: the build stops on that line, it does not guess)."""
+    read, or a ``$ROCM_PYTORCH_STAGING_PORT`` other than the port the running registry
+    answers on (``SettingError``: the build stops on that line, it does not guess).
+
+    tools.staging is imported here, not declared as a dependency: this runs as a plain
+    module from the workspace (tools/workspace_status.sh), and staging's own
+    dependencies lead back to this module."""
     if not envvars.switch(AUTOSTART_ENV, True):
         return
+    from tools.staging import embedded
+    from tools.staging.errors import StagingError
+
+    try:
+        embedded.check_port()
+    except StagingError as e:
+        raise envvars.SettingError(str(e)) from None
     sys.stdout.flush()
     quiet = os.open(os.devnull, os.O_WRONLY)
     os.dup2(quiet, 1)  # the registry's own words are not workspace status
     os.dup2(quiet, 2)
     try:
-        from tools.staging import embedded
-
         embedded.ensure_running()
     except Exception:
         pass
@@ -207,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if argv == ["start-staging"]:
         try:
+            check_settings()
             start_staging()
         except envvars.SettingError as e:
             print(f"client_env: error: {e}", file=sys.stderr)

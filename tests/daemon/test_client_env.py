@@ -167,3 +167,59 @@ def test_cli_show(tmp_path):
     proc = run_cli("show", str(settings_file(tmp_path, "BUILD_TIMESTAMP 1")))
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "client_env: error: " in proc.stderr
+
+
+# --- every setting checked when a Bazel command starts (issue #42 1.5) --------------
+# Before, a build that read none of these (every image up to date) succeeded without a
+# word about a value no reader could use.
+BAD_SETTINGS = [
+    ("ROCM_PYTORCH_STAGING_PORT", "abc", "is not a port number; set it to 1-65535"),
+    ("ROCM_PYTORCH_STAGING_PORT", "70000", "is not a port number; set it to 1-65535"),
+    ("ROCM_PYTORCH_STAGING_PORT", "0", "is not a port number; set it to 1-65535"),
+    ("ROCM_PYTORCH_ENGINE_AUTOSTART", "2", "is neither on nor off"),
+    ("ROCM_PYTORCH_STAGING_AUTOSTART", "maybe", "is neither on nor off"),
+    ("ROCM_PYTORCH_ENGINE_START_TIMEOUT", "abc", "is not a number of seconds"),
+    ("ROCM_PYTORCH_BUILDER_TIMEOUT", "-5", "is not a number of seconds"),
+    ("ROCM_PYTORCH_ENGINE_DIR", "engine-here", "is not an absolute path"),
+    ("ROCM_PYTORCH_STAGING_DIR", "staging", "is not an absolute path"),
+    ("ROCM_PYTORCH_MIRRORS", "mirrors.toml", "is not an absolute path"),
+    ("DOCKER_CONTEXT", "hostb", "docker context inspect hostb --format"),
+    ("BUILDX_BUILDER", "mybuilder", "unset BUILDX_BUILDER"),
+]
+
+
+def clean_environ() -> dict[str, str]:
+    names = {name for name, _, _ in BAD_SETTINGS}
+    return {k: v for k, v in os.environ.items() if k not in names}
+
+
+@pytest.mark.parametrize("name, value, words", BAD_SETTINGS)
+def test_a_setting_no_reader_could_use_stops_the_command_in_one_line(name, value, words):
+    with pytest.raises(client_env.envvars.SettingError) as e:
+        client_env.check_settings({**clean_environ(), name: value})
+    assert str(e.value).startswith(f"{name}={value!r}") and words in str(e.value), e.value
+    assert "\n" not in str(e.value)
+    # what tools/workspace_status.sh runs before every build: exit 2, the one line
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools.client_env", "start-staging"],
+        env={**clean_environ(), name: value, "ROCM_PYTORCH_STAGING_AUTOSTART": "0"}
+        if name != "ROCM_PYTORCH_STAGING_AUTOSTART"
+        else {**clean_environ(), name: value},
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == [f"client_env: error: {e.value}"]
+
+
+def test_good_settings_pass_the_check():
+    client_env.check_settings(
+        {
+            "ROCM_PYTORCH_STAGING_PORT": "5123",
+            "ROCM_PYTORCH_ENGINE_AUTOSTART": "off",
+            "ROCM_PYTORCH_ENGINE_START_TIMEOUT": "2.5",
+            "ROCM_PYTORCH_ENGINE_DIR": "/tmp/e",
+            "ROCM_PYTORCH_MIRRORS": "/etc/m.toml",
+            "DOCKER_CONTEXT": " ",  # blank is unset
+        }
+    )

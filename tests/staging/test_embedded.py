@@ -233,6 +233,28 @@ def test_an_autostart_it_cannot_read_stops_the_build_in_one_line(state):
     assert registry_processes(state) == []
 
 
+def test_a_staging_port_other_than_the_running_registrys_is_refused_in_one_line(state, monkeypatch):
+    # Before, the build used the running registry's port and said nothing of the setting
+    # (issue #42 1.5); the setting moves a stopped registry only.
+    port = embedded.ensure_running()
+    other = free_port()
+    monkeypatch.setenv(embedded.PORT_ENV, str(other))
+    want = (
+        f"ROCM_PYTORCH_STAGING_PORT={other}, but the staging registry of {state.root} runs on"
+        f" 127.0.0.1:{port}: stop it (`python3 -m tools.staging stop`) to move it to {other},"
+        f" or unset ROCM_PYTORCH_STAGING_PORT (or set it to {port})"
+    )
+    with pytest.raises(StagingError) as e:
+        embedded.ensure_running()
+    assert str(e.value) == want
+    proc = workspace_status({})  # the start of every Bazel command
+    assert proc.returncode == 2 and proc.stderr == f"client_env: error: {want}\n", proc.stderr
+    assert embedded.status()["port"] == port  # nothing moved
+    # stopped, the setting moves it
+    embedded.stop()
+    assert embedded.ensure_running() == other
+
+
 def test_the_workspace_status_command_never_fails_a_build(state, tmp_path):
     # a registry that cannot start (no binary) leaves the build to start its own
     proc = workspace_status({embedded.BIN_ENV: str(tmp_path / "no-such-registry")})

@@ -135,7 +135,23 @@ def ensure_running() -> int:
     Idempotent and safe to call from many processes at once.
     """
     p = paths()
+    check_port(p)
     return daemon.start_once(p.lock, p.registry.serving, lambda: _start_scoped(p))
+
+
+def check_port(p: Paths | None = None) -> None:
+    """``StagingError`` when ``$ROCM_PYTORCH_STAGING_PORT`` names another port than the one
+    the running registry of this state dir answers on: the setting moves a stopped
+    registry only, and a build must not quietly use the other port."""
+    p = p or paths()
+    wanted, recorded = _env_port(), daemon.read_int(p.port)
+    if not wanted or not recorded or wanted == recorded or not p.registry.answering():
+        return
+    raise StagingError(
+        f"{PORT_ENV}={wanted}, but the staging registry of {p.root} runs on"
+        f" 127.0.0.1:{recorded}: stop it (`python3 -m tools.staging stop`) to move it to"
+        f" {wanted}, or unset {PORT_ENV} (or set it to {recorded})"
+    )
 
 
 def _start_scoped(p: Paths) -> int:
