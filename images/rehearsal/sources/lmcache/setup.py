@@ -2,23 +2,22 @@
 
 BUILD_WITH_HIP=1 selects the ROCm build (without it LMCache builds CUDA
 kernels, which the stand-in refuses): the CUDA sources of csrc/ are hipified
-(mem_kernels.cu -> mem_kernels.hip, pybind.cpp -> pybind_hip.cpp), hipcc
-compiles them for each arch of PYTORCH_ROCM_ARCH into lmcache.c_ops, linked
-with the installed torch's libtorch_hip.so (no build isolation: a torch that
-is not a ROCm build fails), and requirements/rocm_core.txt joins
-requirements/common.txt in install_requires. The version is
-setuptools-scm's (pyproject.toml).
+(mem_kernels.cu -> mem_kernels.hip, pybind.cpp -> pybind_hip.cpp), and
+rocm_extension() makes lmcache.c_ops of them with torch.utils.cpp_extension,
+built by its BuildExtension as LMCache's is: pybind_hip.cpp compiled with -c
+by $CXX, mem_kernels.hip by hipcc for each arch of PYTORCH_ROCM_ARCH, the
+objects linked by setuptools (LDSHARED/CC) with the installed torch's
+libraries (no build isolation: a torch that is not a ROCm build fails).
+requirements/rocm_core.txt joins requirements/common.txt in install_requires.
+The version is setuptools-scm's (pyproject.toml).
 """
 
 import os
 import re
-import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
-from setuptools import Extension, find_packages, setup
-from setuptools.command.build_ext import build_ext
+from setuptools import find_packages, setup
 
 ROOT_DIR = Path(__file__).parent
 CSRC_DIR = ROOT_DIR / "csrc"
@@ -65,48 +64,43 @@ def hipify_wrapper() -> list[Path]:
     return out
 
 
-class hip_build_ext(build_ext):
-    def build_extension(self, ext: Extension) -> None:
-        import torch  # the torch of this image, as LMCache's cpp_extension build uses it
-
-        if not torch.version.hip:
-            sys.exit(f"stand-in lmcache: torch {torch.__version__} is not a ROCm build")
-        archs = [a for a in os.environ.get("PYTORCH_ROCM_ARCH", "").replace(" ", ";").split(";")]
-        archs = [a for a in archs if a]
-        if not archs:
-            sys.exit("stand-in lmcache: PYTORCH_ROCM_ARCH is empty")
-        rocm = Path(os.environ.get("ROCM_PATH", "/opt/rocm"))
-        torch_lib = Path(torch.__file__).parent / "lib"
-        out = Path(self.get_ext_fullpath(ext.name))
-        out.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [
-            str(rocm / "bin" / "hipcc"),
-            "-shared",
-            "-fPIC",
-            "-O3",
-            "-std=c++17",
-            *(f"--offload-arch={a}" for a in archs),
-            *(f"-D{name}={value}" for name, value in ext.define_macros),
-            f'-DLMCACHE_GPU_ARCHS="{";".join(archs)}"',
-            f"-I{sysconfig.get_paths()['include']}",
-            *(str(ROOT_DIR / s) for s in ext.sources),
-            "-o",
-            str(out),
-            f"-L{torch_lib}",
-            "-ltorch_hip",
-            "-Wl,-rpath,$ORIGIN/../torch/lib",
-        ]
-        print(" ".join(cmd), flush=True)
-        subprocess.run(cmd, check=True)
-
-
 def rocm_extension() -> tuple[list, dict]:
+    # the torch of this image, as LMCache's build uses it (no build isolation)
+    import torch
+    from torch.utils import cpp_extension  # Import here
+
+    if not torch.version.hip:
+        sys.exit(f"stand-in lmcache: torch {torch.__version__} is not a ROCm build")
+    archs = [a for a in os.environ.get("PYTORCH_ROCM_ARCH", "").replace(" ", ";").split(";")]
+    archs = [a for a in archs if a]
+    if not archs:
+        sys.exit("stand-in lmcache: PYTORCH_ROCM_ARCH is empty")
     print("Building ROCM extensions")
     hipify_wrapper()
     hip_sources = ["csrc/pybind_hip.cpp", "csrc/mem_kernels.hip"]
-    define_macros = [("__HIP_PLATFORM_AMD__", "1"), ("USE_ROCM", "1")]
-    ext_modules = [Extension("lmcache.c_ops", sources=hip_sources, define_macros=define_macros)]
-    return ext_modules, {"build_ext": hip_build_ext}
+    rocm = os.environ.get("ROCM_PATH", "/opt/rocm")
+    define_macros = [
+        ("__HIP_PLATFORM_AMD__", "1"),
+        ("USE_ROCM", "1"),
+        ("LMCACHE_GPU_ARCHS", f'"{";".join(archs)}"'),
+    ]
+    ext_modules = [
+        # LMCache's is a CppExtension (BuildExtension compiles its .hip with hipcc all the
+        # same) whose torch_hip and HIP runtime symbols the real torch's global deps
+        # provide at import; the stand-in torch loads none globally, so c_ops is a
+        # CUDAExtension, which links amdhip64, c10_hip and torch_hip.
+        cpp_extension.CUDAExtension(
+            "lmcache.c_ops",
+            sources=hip_sources,
+            extra_compile_args={"cxx": ["-O3", "-std=c++17"]},
+            include_dirs=[os.path.join(rocm, "include")],
+            library_dirs=[os.path.join(rocm, "lib")],
+            define_macros=define_macros,
+            # torch's libraries from the installed wheel's torch/lib
+            extra_link_args=["-Wl,-rpath,$ORIGIN/../torch/lib"],
+        )
+    ]
+    return ext_modules, {"build_ext": cpp_extension.BuildExtension}
 
 
 def source_dist_extension() -> tuple[list, dict]:
