@@ -419,3 +419,44 @@ def test_a_proxy_from_the_environment_is_used(monkeypatch):
         client.close()
         server.shutdown()
     assert seen == ["HEAD http://registry.invalid:5000/v2/ns/x/manifests/t"]
+
+
+def test_a_registry_that_stops_during_the_run_is_named_not_a_raw_errno():
+    # The staging registry stopped mid-push (`tools.staging stop`, a reboot, gc) gave
+    # "GET ...: [Errno 111] Connection refused (gave up after N retries)" (#42 1.8).
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from tools.oci.client import RegistryClient
+    from tools.oci.errors import RegistryError
+
+    class Answer(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host = f"127.0.0.1:{server.server_address[1]}"
+    client = RegistryClient(host, retries=2, backoff=0.01)
+    try:
+        assert client.request("GET", "/v2/").status_code == 200
+        server.shutdown()
+        server.server_close()
+        with pytest.raises(RegistryError) as e:
+            client.request("GET", "/v2/x/blobs/sha256:0")
+    finally:
+        client.close()
+    message = str(e.value)
+    assert "Errno" not in message, message
+    assert message == (
+        f"GET http://{host}/v2/x/blobs/sha256:0: {host} answered earlier in this run and now"
+        " refuses connections: it stopped or restarted (for the staging registry:"
+        " `bazel run //tools/staging -- start`, then run the command again)"
+        " (gave up after 2 retries)"
+    ), message

@@ -414,6 +414,14 @@ class RegistryClient:
                         host,
                         text,
                     )
+                if isinstance(c, ConnectionRefusedError):
+                    # retried (a restart takes a moment), then this, not the errno
+                    return Dropped(
+                        where,
+                        f"{host} answered earlier in this run and now refuses connections:"
+                        " it stopped or restarted (for the staging registry:"
+                        " `bazel run //tools/staging -- start`, then run the command again)",
+                    )
         return Dropped(where, text, timeout=isinstance(e, httpx.TimeoutException))
 
     def _plain_on_tls(self) -> bool:
