@@ -7,7 +7,11 @@
 # REF is a tag, a branch or a full commit sha. Only that revision is fetched
 # (depth 1), which for PyTorch is minutes and gigabytes less than a clone.
 # Network hiccups are retried (so a ref that does not exist takes a couple of
-# minutes to fail, with a message saying so).
+# minutes to fail, with a message saying so); the wait before attempt n is n
+# times FETCH_SOURCE_RETRY_SECONDS (10). A failed fetch then asks the server
+# for its refs: a server (the upstream, or the mirror the build's git config
+# rewrites it to) that does not answer is named as such, with git's reason,
+# rather than as a ref that may not exist.
 set -euo pipefail
 
 die() { echo "fetch-source: $*" >&2; exit 1; }
@@ -26,9 +30,22 @@ retry() {
     for attempt in 1 2 3 4; do
         "$@" && return 0
         echo "fetch-source: attempt $attempt of '$*' failed" >&2
-        sleep $((attempt * 10))
+        sleep $((attempt * ${FETCH_SOURCE_RETRY_SECONDS:-10}))
     done
     return 1
+}
+
+# not_fetched: the fetch of $ref failed every attempt; say whether the server
+# answers at all (its refs), and where git really went (insteadOf rewrites)
+not_fetched() {
+    local where err
+    where=$(git -C "$dest" ls-remote --get-url origin 2>/dev/null) || where=$url
+    [ "$where" = "$url" ] || where="$url, rewritten to $where by the git config"
+    if ! err=$(git -C "$dest" ls-remote origin HEAD 2>&1 >/dev/null); then
+        err=$(printf '%s\n' "$err" | grep -v '^\s*$' | tail -n 1)
+        die "the git server does not answer ($where: ${err:-no reason given}); check that mirror (the [git.rewrite] of the mirror settings) or the network"
+    fi
+    die "cannot fetch $ref from $where (the server answers; does the tag, branch or commit exist?)"
 }
 
 git init --quiet "$dest"
@@ -38,8 +55,7 @@ git -C "$dest" remote add origin "$url"
 if git -C "$dest" fetch --quiet --depth 1 origin "refs/tags/$ref:refs/tags/$ref" 2>/dev/null; then
     git -C "$dest" -c advice.detachedHead=false checkout --quiet "refs/tags/$ref"
 else
-    retry git -C "$dest" fetch --quiet --depth 1 origin "$ref" \
-        || die "cannot fetch $ref from $url (does the tag, branch or commit exist?)"
+    retry git -C "$dest" fetch --quiet --depth 1 origin "$ref" || not_fetched
     git -C "$dest" -c advice.detachedHead=false checkout --quiet FETCH_HEAD
 fi
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -1350,3 +1351,79 @@ def test_flash_attn_help(fa_fetch):
     assert proc.returncode == 0 and proc.stderr == ""
     assert "Usage: build-flash-attn.sh fetch --arch ARCH URL REF SRC_DIR" in proc.stdout
     assert "FLASH_ATTENTION_FORCE_BUILD=TRUE" in proc.stdout
+
+
+# --- fetch-source.sh with the real git: a server that does not answer is named --------
+# (#42 1.8) A mirror that did not answer read "cannot fetch <sha> ... (does the tag,
+# branch or commit exist?)", sending users after a ref that was fine.
+
+
+def fetch_source(tmp_path: Path, url: str, ref: str, gitconfig: str = ""):
+    config = tmp_path / "gitconfig"
+    config.write_text(gitconfig)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+        "HOME": str(tmp_path),
+        "GIT_CONFIG_GLOBAL": str(config),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "FETCH_SOURCE_RETRY_SECONDS": "0",
+    }
+    dest = tmp_path / f"checkout-{len(list(tmp_path.glob('checkout-*')))}"
+    return subprocess.run(
+        ["bash", str(SCRIPTS / "fetch-source.sh"), url, ref, str(dest)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def dead_git_url() -> str:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"git://127.0.0.1:{port}/github.com/org/x.git"
+
+
+def test_fetch_source_names_a_git_server_that_does_not_answer(tmp_path):
+    dead = dead_git_url()
+    proc = fetch_source(tmp_path, dead, "0" * 40)
+    assert proc.returncode == 1
+    last = proc.stderr.splitlines()[-1]
+    assert last.startswith(f"fetch-source: the git server does not answer ({dead}: "), last
+    assert "check that mirror (the [git.rewrite] of the mirror settings) or the network" in last
+    assert "does the tag" not in last
+
+
+def test_fetch_source_names_the_mirror_a_git_config_rewrites_to(tmp_path):
+    dead = dead_git_url()
+    rewrite = f'[url "{dead.removesuffix("github.com/org/x.git")}github.com/"]\n'
+    rewrite += '\tinsteadOf = "https://github.com/"\n'
+    proc = fetch_source(tmp_path, "https://github.com/org/x.git", "v1.0", rewrite)
+    assert proc.returncode == 1
+    last = proc.stderr.splitlines()[-1]
+    assert last.startswith(
+        "fetch-source: the git server does not answer (https://github.com/org/x.git,"
+        f" rewritten to {dead} by the git config: "
+    ), last
+
+
+def test_fetch_source_says_the_ref_may_not_exist_when_the_server_answers(tmp_path):
+    bare = tmp_path / "x.git"
+    work = tmp_path / "work"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", "--bare", str(bare)], check=True)
+    subprocess.run([*git, "init", "-q", str(work)], check=True)
+    (work / "f").write_text("x\n")
+    subprocess.run([*git, "-C", str(work), "add", "f"], check=True)
+    subprocess.run([*git, "-C", str(work), "commit", "-qm", "c"], check=True)
+    subprocess.run([*git, "-C", str(work), "push", "-q", str(bare), "HEAD:main"], check=True)
+    url = f"file://{bare}"
+    proc = fetch_source(tmp_path, url, "v9.9.9")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        f"fetch-source: cannot fetch v9.9.9 from {url} (the server answers; does the tag,"
+        " branch or commit exist?)"
+    )
+    ok = fetch_source(tmp_path, url, "main")
+    assert ok.returncode == 0, ok.stderr
