@@ -179,7 +179,13 @@ PORTS = ("ROCM_PYTORCH_STAGING_PORT",)
 SECONDS = ("ROCM_PYTORCH_ENGINE_START_TIMEOUT", "ROCM_PYTORCH_BUILDER_TIMEOUT")
 # read by actions that run in a directory of their own: relative, each would find
 # another file
-ABSOLUTE = ("ROCM_PYTORCH_ENGINE_DIR", "ROCM_PYTORCH_STAGING_DIR", "ROCM_PYTORCH_MIRRORS")
+ABSOLUTE = (
+    "ROCM_PYTORCH_ENGINE_DIR",
+    "ROCM_PYTORCH_STAGING_DIR",
+    "ROCM_PYTORCH_SOURCES_DIR",
+    "ROCM_PYTORCH_TEAMCACHE_DIR",
+    "ROCM_PYTORCH_MIRRORS",
+)
 # The docker CLI's own selectors, which image builds do not read: they use DOCKER_HOST
 # (one engine) and --define builders= (an engine per arch). Refused rather than
 # quietly built somewhere else than the user chose.

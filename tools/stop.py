@@ -15,10 +15,17 @@ deleted: images stay in staging and in the engine's store.
     python3 -m tools.stop                # from the workspace
     python3 -m tools.stop --keep-bazel   # leave the Bazel server and its workers running
     python3 -m tools.stop --interrupt    # end a running build instead of waiting for it
+    python3 -m tools.stop --shared       # also what other workspaces' Bazel servers use
 
 A build that holds this workspace's Bazel server (it may run for hours) is
 named while `stop` waits for it; `--interrupt` ends it first (SIGINT, as
 Ctrl-C in its terminal).
+
+The engine, staging, sources and team cache are the user's, not the
+workspace's: another clone's Bazel server whose settings name the same state
+dir may be building with them right now (a second clone's rehearsal would
+lose its sources mid-fetch). Those are named and left running;
+`--shared` stops them anyway.
 """
 
 from __future__ import annotations
@@ -35,8 +42,52 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-# What each tool's `stop` ends, in this order (after Bazel: its workers' engines first).
-TOOLS = ("tools.engine", "tools.staging", "tools.rehearsal.sources", "tools.teamcache")
+# What each tool's `stop` ends, in this order (after Bazel: its workers' engines first),
+# with the setting that names its state dir (else one under the user's cache dir).
+SERVERS = {
+    "tools.engine": ("the private engine", "ROCM_PYTORCH_ENGINE_DIR"),
+    "tools.staging": ("the staging registry", "ROCM_PYTORCH_STAGING_DIR"),
+    "tools.rehearsal.sources": ("the rehearsal's source servers", "ROCM_PYTORCH_SOURCES_DIR"),
+    "tools.teamcache": ("the team cache", "ROCM_PYTORCH_TEAMCACHE_DIR"),
+}
+TOOLS = tuple(SERVERS)
+# what else decides where a state dir is (tools/places.py)
+_PLACES = ("HOME", "XDG_CACHE_HOME")
+_WORKSPACE_FLAG = b"--workspace_directory="
+
+
+def bazel_servers() -> list[tuple[int, Path, dict[str, str]]]:
+    """(pid, workspace, environment) of each running Bazel server of this user: another
+    workspace's may be building with the same engine, staging and sources right now."""
+    out = []
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            if d.stat().st_uid != os.getuid():
+                continue
+            args = (d / "cmdline").read_bytes().split(b"\0")
+            flag = next((a for a in args if a.startswith(_WORKSPACE_FLAG)), None)
+            if flag is None:
+                continue
+            environ = (d / "environ").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        workspace = Path(flag[len(_WORKSPACE_FLAG) :].decode(errors="replace"))
+        env = dict(item.split("=", 1) for item in environ if "=" in item)
+        out.append((int(d.name), workspace, env))
+    return sorted(out)
+
+
+def other_users(
+    tool: str, servers: list[tuple[int, Path, dict[str, str]]], mine: dict[str, str]
+) -> list[tuple[int, Path]]:
+    """The Bazel servers of other workspaces whose settings name the same state dir for
+    ``tool`` as ``mine``: they use that server too."""
+    names = (SERVERS[tool][1], *_PLACES)
+    return [
+        (pid, workspace)
+        for pid, workspace, env in servers
+        if workspace.resolve() != REPO and all(env.get(n, "") == mine.get(n, "") for n in names)
+    ]
 
 
 def state_roots() -> list[Path]:
@@ -135,6 +186,12 @@ def main(argv: list[str] | None = None) -> int:
         help="leave this workspace's Bazel server (and its persistent workers) running",
     )
     parser.add_argument(
+        "--shared",
+        action="store_true",
+        help="also stop the servers another workspace's Bazel server may be using right now"
+        " (by default they are named and left running)",
+    )
+    parser.add_argument(
         "--interrupt",
         action="store_true",
         help="end a Bazel command that holds the server (a running build) instead of waiting",
@@ -148,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"stop: error: {e}", file=sys.stderr)
         return 2
     rc = 0
+    servers = [] if args.shared else bazel_servers()  # before this workspace's one stops
     if not args.keep_bazel and shutil.which("bazel"):
         code, out = shutdown_bazel(args.interrupt)
         if code:
@@ -157,20 +215,34 @@ def main(argv: list[str] | None = None) -> int:
             rc = 1
         else:
             print(f"stop: the Bazel server of {REPO} and its workers stopped")
-    for tool in TOOLS:
+    kept = []
+    for tool, root in zip(TOOLS, roots, strict=True):
+        users = other_users(tool, servers, dict(os.environ))
+        if users:
+            names = ", ".join(f"{w} (pid {pid})" for pid, w in users)
+            print(
+                f"stop: left running: {SERVERS[tool][0]} ({root}): the Bazel server of {names}"
+                " uses the same one; `python3 -m tools.stop --shared` stops it anyway"
+            )
+            kept.append(root)
+            continue
         code, out = run([sys.executable, "-m", tool, "stop"], REPO)
         if code:
             print(f"stop: python3 -m {tool} stop failed: {out}", file=sys.stderr)
             rc = 1
         for line in out.splitlines() if not code else []:
             print(f"stop: {line}")
-    left = leftovers(roots)
+    left = leftovers([r for r in roots if r not in kept])
     if left:
         print(f"stop: {len(left)} processes still run from the state dirs:", file=sys.stderr)
         for pid, cmd in left:
             print(f"  {pid} {cmd[:200]}", file=sys.stderr)
         return 1
-    print("stop: nothing of this project's runs from its state dirs")
+    print(
+        "stop: nothing else of this project's runs from its state dirs"
+        if kept
+        else "stop: nothing of this project's runs from its state dirs"
+    )
     return rc
 
 

@@ -8,6 +8,8 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -195,3 +197,68 @@ def test_help_stops_nothing(env):
     assert "python3 -m tools.stop --keep-bazel" in proc.stdout
     proc = run_stop(env, "--nope")
     assert proc.returncode == 2 and "unrecognized arguments: --nope" in proc.stderr
+
+
+def fake_bazel_server(workspace, env: dict[str, str]) -> subprocess.Popen:
+    """A process with a Bazel server's --workspace_directory flag, once /proc shows it."""
+    flag = f"--workspace_directory={workspace}"
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", flag], env=env)
+    cmdline = Path(f"/proc/{proc.pid}/cmdline")
+    while flag.encode() not in cmdline.read_bytes():  # Popen returns before exec is done
+        time.sleep(0.01)
+    return proc
+
+
+def test_servers_another_workspaces_bazel_uses_are_named_and_left_running(env, tmp_path):
+    # (#42 1.7) stop ended the per-user servers a second clone was using right now: its
+    # rehearsal then failed to fetch its sources. A "Bazel server" of another workspace
+    # (its flag on the command line) with the same staging dir in its environment:
+    started = subprocess.run(
+        [sys.executable, "-m", "tools.staging", "start"], env=env, capture_output=True, text=True
+    )
+    assert started.returncode == 0, started.stderr
+    other = tmp_path / "other-clone"
+    other.mkdir()
+    server = fake_bazel_server(other, env)
+    staging_root = roots(env)[1]
+    try:
+        proc = run_stop(env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert (
+            f"stop: left running: the staging registry ({staging_root}): the Bazel server of"
+            f" {other} (pid {server.pid}) uses the same one; `python3 -m tools.stop --shared`"
+            " stops it anyway"
+        ) in proc.stdout.splitlines(), proc.stdout
+        assert "docker-registry" in " ".join(cmd for _, cmd in stop.leftovers(roots(env)))
+        assert "stop: nothing else of this project's runs from its state dirs" in proc.stdout
+
+        # another staging dir in the other server's settings: not the same server
+        elsewhere = fake_bazel_server(
+            other, {**env, "ROCM_PYTORCH_STAGING_DIR": str(tmp_path / "its-own")}
+        )
+        server.kill()
+        server.wait()
+        server = elsewhere
+        proc = run_stop(env)
+        assert "left running: the staging registry" not in proc.stdout, proc.stdout
+        assert "stopped the staging registry" in proc.stdout
+        assert "left running: the private engine" in proc.stdout  # that one it shares
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_shared_stops_them_anyway(env, tmp_path):
+    started = subprocess.run(
+        [sys.executable, "-m", "tools.staging", "start"], env=env, capture_output=True, text=True
+    )
+    assert started.returncode == 0, started.stderr
+    server = fake_bazel_server(tmp_path, env)
+    try:
+        proc = run_stop(env, "--shared")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "left running" not in proc.stdout
+        assert stop.leftovers(roots(env)) == []
+    finally:
+        server.kill()
+        server.wait()
