@@ -155,12 +155,17 @@ def _publish_change_rebuilds_nothing():
         FAMILY,
         f"--define=arch={ARCHS}",
         REPRODUCIBLE,
-        "--define=registry=127.0.0.1:5999/elsewhere",
+        # a registry that answers: the push targets' RegistryCheck asks it for a write
+        f"--define=registry={os.environ['REGISTRY']}/elsewhere",
         "--define=VCS_REF=1a2b3c4",
     )
     assert changed["ImageBuild"] == 0, f"{changed['ImageBuild']} ImageBuild actions ran"
     assert changed["ImageSpec"] > 0, "the specs (tags) were not re-rendered"
-    return f"ImageSpec {changed['ImageSpec']}, ImageBuild 0"
+    assert changed["RegistryCheck"] > 0, "the push targets did not check the registry"
+    return (
+        f"ImageSpec {changed['ImageSpec']}, ImageBuild 0,"
+        f" RegistryCheck {changed['RegistryCheck']}"
+    )
 
 
 @check("the family report renders in headless chromium: graph, budgets, plots, no fetch")

@@ -22,6 +22,13 @@ the group for the requested archs, then runs `tools/registry push`:
 * transient failures are retried with backoff; a final failure names what
   was and was not pushed, and re-running completes the push.
 
+With `--define registry=HOST/NS` that registry is checked while the images
+build (a `RegistryCheck` action, never cached): it answers, TLS and the
+credentials work, each repository takes a write (an upload session opened
+and cancelled). A wrong one stops the build in seconds, in one line. The
+catalogue's registry, and one given with `-- --registry`, are checked when
+the push starts (Bazel does not see run-time arguments while it builds).
+
 Extra arguments go to the tool: `-- --dry-run`, `-- --registry HOST/NS`,
 `-- --insecure`, `-- --ca-file CA.pem`.
 """
@@ -129,27 +136,70 @@ def _push_command(ctx):
         return "push --attest"
     return "push"
 
-def _descriptor_launcher(ctx, command, descriptors = True, sizes = False):
+def _descriptor_launcher(ctx, command, descriptors = True, sizes = False, extra = []):
     """The executable of a rule that runs `registry COMMAND` on its images' plan.
 
     Its runfiles hold the plan, the registry tool and each image's spec, and
     with `descriptors` each image's descriptor and size record too (push, verify
     and load read the digests, and an image over its budget fails their build;
     plan needs only specs, so it builds no image). With `sizes` the plan names
-    each size record and build log too (the report).
+    each size record and build log too (the report). ``extra``: more files its build
+    must make (the push's RegistryCheck).
     """
     images = _images(ctx.attr.images)
     plan = _plan_file(ctx, images, with_sizes = sizes)
     launcher = _launcher(ctx, command, plan)
-    files = [plan]
+    files = [plan] + extra
     for i in images:
         files += [i.descriptor, i.spec] if descriptors else [i.spec]
         if descriptors and i.size:
             files.append(i.size)
     return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, files))]
 
+def _registry_check(ctx):
+    """RegistryCheck: the registry of `--define registry=`, checked while the images build.
+
+    tools/registry/preflight.py: it answers, TLS and credentials work, each
+    repository takes a write. A wrong one stops the build in seconds, in one
+    line, not after hours of image builds. Never cached: the registry may
+    change under the same inputs. The catalogue's registry is checked when the
+    push starts (a push elsewhere with `-- --registry` is told to Bazel only
+    when it runs).
+
+    Args:
+      ctx: the push rule's context.
+
+    Returns:
+      list[File]: the check's stamp, or [] without `--define registry=`.
+    """
+    if not ctx.var.get("registry"):
+        return []
+    images = _images(ctx.attr.images)
+    out = ctx.actions.declare_file(ctx.label.name + ".registry-check")
+    arguments = []
+    client_settings_argument(ctx, arguments)
+    arguments += ["check", "--stamp", out.path]
+    for i in images:
+        arguments += ["--spec", i.spec.path]
+    ctx.actions.run(
+        executable = ctx.executable._registry_tool,
+        arguments = arguments,
+        inputs = [i.spec for i in images],
+        outputs = [out],
+        mnemonic = "RegistryCheck",
+        progress_message = "Checking that %s takes a write (%%{label})" % ctx.var["registry"],
+        execution_requirements = {
+            "local": "1",
+            "no-cache": "1",
+            "no-remote": "1",
+            "requires-network": "1",
+        },
+        use_default_shell_env = True,
+    )
+    return [out]
+
 def _push_impl(ctx):
-    return _descriptor_launcher(ctx, _push_command(ctx))
+    return _descriptor_launcher(ctx, _push_command(ctx), extra = _registry_check(ctx))
 
 def _plan_impl(ctx):
     return _descriptor_launcher(ctx, "plan", descriptors = False)
@@ -170,7 +220,13 @@ _ATTRS = {
 image_push = rule(
     implementation = _push_impl,
     doc = _DOC_PUSH,
-    attrs = _ATTRS,
+    attrs = _ATTRS | {
+        "_registry_tool": attr.label(
+            default = Label("//tools/registry"),
+            executable = True,
+            cfg = "exec",
+        ),
+    } | CLIENT_SETTINGS_ATTRS,
     executable = True,
 )
 

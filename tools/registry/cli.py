@@ -295,6 +295,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="one JSON document: target, arch, refs, immutable"
     )
 
+    check = sub.add_parser(
+        "check",
+        help="check that the registry a push writes to answers and takes a write",
+        description="For each registry host of the plan (or of the --spec files): GET /v2/,"
+        " then per repository open an upload session and cancel it, as the push's first"
+        " upload would; nothing is written. One line on stderr: what was checked, or the"
+        " first failure and its fix. The push target's build runs it beside the image"
+        " builds when --define registry= is given (images/private/push.bzl).",
+    )
+    _plan_args(check, required=False)
+    check.add_argument(
+        "--spec", type=Path, action="append", default=[], help="a tagconf spec JSON (repeat)"
+    )
+    check.add_argument("--stamp", type=Path, help="a file to write when the check passes")
+    _connection_args(check, uploads=False)
+
     tags = sub.add_parser(
         "tags",
         help="list a repository's tags with digest, target and arch",
@@ -609,6 +625,22 @@ def cmd_plan(args) -> int:
     for image in images:
         for ref in image.refs:
             print(ref)
+    return 0
+
+
+def cmd_check(args) -> int:
+    from tools.registry import preflight
+    from tools.registry.plan import planned_image
+
+    if bool(args.plan) == bool(args.spec):
+        raise RegistryError("check: give --plan or --spec; not both")
+    if args.plan:
+        images = _load_plans(args)
+    else:
+        images = [planned_image(s, registry=args.registry) for s in args.spec]
+    print(preflight.check(images, lambda host: _client(args, host)), file=sys.stderr)
+    if args.stamp:
+        args.stamp.write_text("checked\n")
     return 0
 
 
@@ -997,6 +1029,7 @@ COMMANDS = {
     "report": cmd_report,
     "about": cmd_about,
     "plan": cmd_plan,
+    "check": cmd_check,
     "layout": cmd_layout,
     "load": cmd_load,
     "tags": cmd_tags,
