@@ -422,6 +422,9 @@ if [ "\$(id -u)" != 0 ]; then exec sudo -E "\$0" "\$@"; fi
 # host settings that would confuse the tree's tools
 unset PYTHONHOME PYTHONPATH VIRTUAL_ENV CONDA_PREFIX JAVA_HOME LD_LIBRARY_PATH LD_PRELOAD \\
   PYENV_VERSION PYENV_ROOT CLASSPATH
+# the caller's PATH, for what must find the user's own programs (docker credential
+# helpers: images/private/client_settings.bzl)
+export ROCM_PYTORCH_CLIENT_PATH="\$PATH"
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export ROCM_PYTORCH_SID_PREFIX="\$P"
 export ROCM_PYTORCH_COSIGN_DIR="\${ROCM_PYTORCH_COSIGN_DIR:-$STATE/bin}" # tools/registry/sign.py

@@ -82,7 +82,11 @@ NAMES = (
     "HOME",
     "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",
+    # the client's PATH directories that hold docker credential helpers
+    # (tools/oci/auth.py helper_path)
+    "ROCM_PYTORCH_HELPER_PATH",
 )
+
 
 FIX = (
     "the repository rule of images/private/client_settings.bzl writes it; write it again"

@@ -26,6 +26,8 @@ variable above does): never on every build.
 
 load(":catalog_names.bzl", "catalog_names")
 
+HELPER_PATH = "ROCM_PYTORCH_HELPER_PATH"
+
 # The client's variables the Docker actions read (docs/engine.md); the same list
 # as NAMES in tools/client_env.py (//tests/daemon:client_env_test compares them).
 CLIENT_NAMES = [
@@ -46,15 +48,44 @@ CLIENT_NAMES = [
     "HOME",
     "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",
+    # the directories of the client's PATH that hold docker credential helpers
+    # (docker-credential-*): actions run with Bazel's fixed PATH, and a registry
+    # whose login lives in a helper under ~/.local/bin or a cloud SDK's directory
+    # must work in a build as in the push (tools/oci/auth.py helper_path)
+    "ROCM_PYTORCH_HELPER_PATH",
 ]
 
 # The catalogue whose names catalog_names.bzl holds; read by label, so watched.
 CATALOG = Label("//images:catalog.toml")
 
+def _helper_dirs(rctx):
+    """The client's PATH directories that hold a docker credential helper.
+
+    Also those of ROCM_PYTORCH_HELPER_PATH when the user sets it; in order, each once.
+
+    Args:
+      rctx: the repository context.
+
+    Returns:
+      list[str]: absolute directories.
+    """
+    dirs = []
+    # the caller's PATH: tools/bootstrap.sh's runner keeps it there before it sets its own
+    path = rctx.getenv("ROCM_PYTORCH_CLIENT_PATH") or rctx.getenv("PATH") or ""
+    for d in (rctx.getenv(HELPER_PATH) or "").split(":") + path.split(":"):
+        if not d or not d.startswith("/") or d in dirs:
+            continue
+        path = rctx.path(d)
+        if not path.exists or not path.is_dir:
+            continue
+        if [e for e in path.readdir() if e.basename.startswith("docker-credential-")]:
+            dirs.append(d)
+    return dirs
+
 def _client_repo_impl(rctx):
     settings = {}
     for name in CLIENT_NAMES:
-        value = rctx.getenv(name)
+        value = ":".join(_helper_dirs(rctx)) if name == HELPER_PATH else rctx.getenv(name)
         if value:
             settings[name] = value
     rctx.file("settings.json", json.encode(settings) + "\n")

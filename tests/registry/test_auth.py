@@ -8,6 +8,7 @@ import json
 import httpx
 import pytest
 
+from tools.oci import auth
 from tools.oci.auth import RegistryAuth, credentials_for
 from tools.oci.errors import RegistryError
 
@@ -109,8 +110,30 @@ def test_a_failing_credential_helper_is_named(tmp_path, helper, server, message)
 
 def test_a_missing_credential_helper_is_named_with_the_fix(tmp_path, helper):
     config = write_config(tmp_path, {"credsStore": "desktop"})
-    with pytest.raises(RegistryError, match="'docker-credential-desktop', which is not on PATH"):
+    with pytest.raises(RegistryError) as e:
         credentials_for("reg.example", config)
+    assert f"'docker-credential-desktop', which is in none of {helper}:/usr/bin:/bin;" in str(
+        e.value
+    )
+    assert "a build finds the helpers on the PATH of the shell that ran bazel" in str(e.value)
+
+
+def test_a_helper_off_the_actions_path_is_found_through_the_client_settings(
+    tmp_path, helper, monkeypatch
+):
+    # (#42 1.6) Builds run with Bazel's fixed PATH: a helper in ~/.local/bin was "not on
+    # PATH" although the user's shell had it. The client settings carry the directories
+    # of the client's PATH that hold helpers (images/private/client_settings.bzl).
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    config = write_config(tmp_path, {"credsStore": "fake"})
+    with pytest.raises(RegistryError):
+        credentials_for("reg.example:5000", config)
+    monkeypatch.setenv("ROCM_PYTORCH_HELPER_PATH", str(helper))
+    assert credentials_for("reg.example:5000", config) == ("AWS", "s3cret-token")
+    assert auth.helper_path() == f"/usr/bin:/bin:{helper}"
+    # a directory already on PATH is not searched twice
+    monkeypatch.setenv("ROCM_PYTORCH_HELPER_PATH", f"/bin:{helper}")
+    assert auth.helper_path() == f"/usr/bin:/bin:{helper}"
 
 
 def test_the_helper_runs_only_when_the_registry_asks(tmp_path, helper, monkeypatch):

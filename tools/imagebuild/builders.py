@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools import engine, envvars, places
+from tools.oci.auth import helper_path
 
 TIMEOUT_ENV = "ROCM_PYTORCH_BUILDER_TIMEOUT"
 DEFAULT_TIMEOUT = 20.0
@@ -231,9 +232,11 @@ def _engine_version(docker: str, pre: list[str], env: dict[str, str], limit: flo
 def docker_env(name: str) -> dict[str, str]:
     """The docker CLI environment of builder ``name``: for LOCAL the engine tools/engine
     finds or starts (EngineError when there is none), else ``named_env``."""
+    # the docker CLI finds the user's credential helpers as the user's shell does
+    environ = dict(os.environ, PATH=helper_path())
     if name == LOCAL:
-        return dict(os.environ, **engine.ensure())
-    return named_env(dict(os.environ), places.user_home())
+        return dict(environ, **engine.ensure())
+    return named_env(environ, places.user_home())
 
 
 def named_env(environ: dict[str, str], home: str) -> dict[str, str]:

@@ -26,7 +26,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Mapping
 from pathlib import Path
 
 import httpx
@@ -47,16 +47,33 @@ HELPER_TIMEOUT = 60.0  # a helper may ask a keyring or a cloud's metadata servic
 _NOT_FOUND = "credentials not found"  # the protocol's answer for an unknown server
 
 
+HELPER_PATH_ENV = "ROCM_PYTORCH_HELPER_PATH"
+
+
+def helper_path(environ: Mapping[str, str] | None = None) -> str:
+    """PATH of ``environ`` (default: this process's), then the directories of the client's
+    PATH that hold docker credential helpers (``$ROCM_PYTORCH_HELPER_PATH``, which a build's
+    client settings carry: images/private/client_settings.bzl): where a build looks for
+    `docker-credential-<name>` as the user's shell and the push would. Actions run with
+    Bazel's fixed PATH, which has no ~/.local/bin or cloud SDK directory."""
+    environ = os.environ if environ is None else environ
+    path = [d for d in environ.get("PATH", "").split(":") if d]
+    extra = [d for d in environ.get(HELPER_PATH_ENV, "").split(":") if d and d not in path]
+    return ":".join(path + extra)
+
+
 def helper_credentials(helper: str, host: str, path: Path) -> tuple[str, str] | None:
     """(user, secret) from `docker-credential-<helper> get` for ``host``; None if it has none."""
-    exe = shutil.which(f"docker-credential-{helper}")
+    search = helper_path()
+    exe = shutil.which(f"docker-credential-{helper}", path=search)
     where = (
         f"{path}: credentials for {host} live in the credential helper 'docker-credential-{helper}'"
     )
     if exe is None:
         raise CredentialHelper(
-            f"{where}, which is not on PATH; install it, or run `docker login {host}`"
-            " with a config without it"
+            f"{where}, which is in none of {search or '(no PATH)'}; install it, or run"
+            f" `docker login {host}` with a config without it (a build finds the helpers on"
+            " the PATH of the shell that ran bazel)"
         )
     try:
         proc = subprocess.run(
