@@ -163,8 +163,7 @@ def _publish_change_rebuilds_nothing():
     assert changed["ImageSpec"] > 0, "the specs (tags) were not re-rendered"
     assert changed["RegistryCheck"] > 0, "the push targets did not check the registry"
     return (
-        f"ImageSpec {changed['ImageSpec']}, ImageBuild 0,"
-        f" RegistryCheck {changed['RegistryCheck']}"
+        f"ImageSpec {changed['ImageSpec']}, ImageBuild 0, RegistryCheck {changed['RegistryCheck']}"
     )
 
 

@@ -70,6 +70,7 @@ def _helper_dirs(rctx):
       list[str]: absolute directories.
     """
     dirs = []
+
     # the caller's PATH: tools/bootstrap.sh's runner keeps it there before it sets its own
     path = rctx.getenv("ROCM_PYTORCH_CLIENT_PATH") or rctx.getenv("PATH") or ""
     for d in (rctx.getenv(HELPER_PATH) or "").split(":") + path.split(":"):
