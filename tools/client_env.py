@@ -52,7 +52,7 @@ import sys
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
-from tools import envvars
+from tools import envvars, places
 
 # Where the Docker actions find the file, relative to the execution root: the
 # repository rule of images/private/client_settings.bzl writes it (the path is the
@@ -218,13 +218,7 @@ def check_settings(environ: Mapping[str, str] | None = None) -> None:
     for name in SECONDS:
         envvars.seconds(name, 1.0, environ)
     for name in ABSOLUTE:
-        given = environ.get(name, "").strip()
-        if given and not os.path.isabs(given):
-            raise envvars.SettingError(
-                f"{name}={given!r} is not an absolute path (builds and `bazel run` each run in"
-                " a directory of their own, so each would find another one); make it"
-                " absolute or unset it"
-            )
+        places.check_absolute(name, environ.get(name, "").strip())
     for name, fix in NOT_READ.items():
         given = environ.get(name, "").strip()
         if given:

@@ -104,13 +104,20 @@ def state_dir(env: str, name: str) -> Path:
     configured = os.environ.get(env, "").strip()
     if not configured:
         return cache_dir() / name
-    if not os.path.isabs(configured):
+    check_absolute(env, configured)
+    return Path(configured)
+
+
+def check_absolute(env: str, configured: str) -> None:
+    """``SettingError`` for a relative ``$env`` (``configured``): the workspace status
+    command, each build action and `bazel run` run in directories of their own, so it
+    would name a different path in each."""
+    if configured and not os.path.isabs(configured):
         raise SettingError(
             f"{env}={configured} is not an absolute path (builds and `bazel run` each run in"
             " a directory of their own, so each would find another one); make it absolute"
             " or unset it"
         )
-    return Path(configured)
 
 
 def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
