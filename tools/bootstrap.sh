@@ -242,8 +242,20 @@ build_tree() {
   rm -rf --one-file-system "$new"
   include=$(IFS=,; echo "${PACKAGES[*]}")
   log "building the sid tree $P with mmdebstrap from $MIRROR (~830 MB of packages; log: $logf)"
-  if ! mmdebstrap "${MMDEBSTRAP_OPTS[@]}" --include="$include" \
-    "$SUITE" "$new" "deb $MIRROR $SUITE main" </dev/null >"$logf" 2>&1; then
+  mmdebstrap "${MMDEBSTRAP_OPTS[@]}" --include="$include" \
+    "$SUITE" "$new" "deb $MIRROR $SUITE main" </dev/null >"$logf" 2>&1 &
+  local pid=$! rc=0 waited=0
+  # the long part (minutes on a slow mirror): a line every 20 s, how much of the
+  # tree is written and the phase mmdebstrap is in
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    waited=$((waited + 1))
+    if [ $((waited % 20)) -eq 0 ]; then
+      log "  tree: $(elapsed)s, $(du -sm "$new" 2>/dev/null | cut -f1 || true) MB written (~3700 at most, ~2700 when done); $(sed -n 's/^I: //p' "$logf" | tail -n 1 | cut -c1-70 || true)"
+    fi
+  done
+  wait "$pid" || rc=$?
+  if [ "$rc" -ne 0 ]; then
     tail -n 25 "$logf" >&2
     die "mmdebstrap failed (whole log: $logf)"
   fi
