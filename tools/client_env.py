@@ -221,7 +221,8 @@ def check_settings(environ: Mapping[str, str] | None = None) -> None:
         places.check_absolute(name, environ.get(name, "").strip())
     for name, fix in NOT_READ.items():
         given = environ.get(name, "").strip()
-        if given:
+        # the docker CLI's own default context is DOCKER_HOST's engine: what builds use
+        if given and not (name == "DOCKER_CONTEXT" and given == "default"):
             raise envvars.SettingError(f"{name}={given!r}: {fix.format(value=given)}")
 
 

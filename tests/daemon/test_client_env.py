@@ -221,6 +221,6 @@ def test_good_settings_pass_the_check():
             "ROCM_PYTORCH_ENGINE_START_TIMEOUT": "2.5",
             "ROCM_PYTORCH_ENGINE_DIR": "/tmp/e",
             "ROCM_PYTORCH_MIRRORS": "/etc/m.toml",
-            "DOCKER_CONTEXT": " ",  # blank is unset
+            "DOCKER_CONTEXT": "default",  # the CLI's default context: DOCKER_HOST's engine
         }
     )
