@@ -8,6 +8,9 @@
 # untracked files) and runs there exactly the README's two setup lines,
 #     tools/bootstrap.sh
 #     bazel test //tests/...
+# then the README's "Try it here" block as written (.ci/try_it.py: its own
+# engine and loopback registry, the clone's default output base, which is
+# removed at the end), its checks counted with the tests,
 # in an environment without the engine's and registry's variables
 # (DOCKER_HOST, DOCKER_CONFIG, ROCM_PYTORCH_ENGINE_DIR, REGISTRY, ...), as a
 # new user has it: the builds and tests must find or start an engine
@@ -33,7 +36,7 @@
 # from each test target's JUnit XML; a target without results is a failure).
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-worktree=0 fresh=0 flags=() tmp='' clone='' engine_was_up='' clean=(env)
+worktree=0 fresh=0 flags=() tmp='' clone='' engine_was_up='' clean=(env) try_ran=''
 for a in "$@"; do
   case $a in
     --worktree) worktree=1 ;;
@@ -77,6 +80,9 @@ cleanup() {
   trap - EXIT
   if [ -d "$clone" ]; then
     (cd "$clone" && "${clean[@]}" bazel --output_base="$ob" shutdown) >/dev/null 2>&1
+    if [ -n "$try_ran" ]; then # the try-it block's default output base: not under $tmp
+      (cd "$clone" && "${clean[@]}" bazel clean --expunge) >/dev/null 2>&1
+    fi
     (cd "$clone" && "${clean[@]}" python3 -m tools.staging stop) >&2
     if [ "$engine_was_up" = no ]; then
       say "stopping the private engine this run started"
@@ -125,6 +131,25 @@ fi
 if [ "$test_rc" -ne 0 ] && [[ $line =~ \ 0\ failed$ ]]; then
   say "bazel test failed although every test result passed (a build error?)"
   line="${line% 0 failed} 1 failed"
+fi
+# The README's "Try it here" block, as a newcomer copies it: its own engine and
+# loopback registry (eval), the default output base of the clone (removed below)
+say "the README's Try it here block (.ci/try_it.py)"
+try_ran=1
+t2=$(date +%s)
+try_out=$("${clean[@]}" python3 .ci/try_it.py 2>&1)
+printf '%s\n' "$try_out" | tail -n 60 >&2
+say "try it took $(($(date +%s) - t2))s"
+summary='^([0-9]+) passed, ([0-9]+) failed$'
+try_last=$(printf '%s\n' "$try_out" | tail -n 1)
+if [[ $line =~ $summary ]]; then
+  tp=${BASH_REMATCH[1]} tf=${BASH_REMATCH[2]}
+  if [[ ${try_last#try it: } =~ $summary ]]; then
+    line="$((tp + BASH_REMATCH[1])) passed, $((tf + BASH_REMATCH[2])) failed"
+  else # it ended without its summary line: one failure
+    printf '%s\n' "$try_out" | tail -n 30 >&2
+    line="$tp passed, $((tf + 1)) failed"
+  fi
 fi
 # the registry `bazel test` started outside its actions (workspace status command)
 say "$("${clean[@]}" python3 -m tools.staging status 2>&1 | head -3 | paste -sd' ')"
