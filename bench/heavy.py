@@ -76,7 +76,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import results  # noqa: E402
-from tools.imagebuild.build import staging_output  # noqa: E402
+from tools.imagebuild.outputs import staging_output  # noqa: E402
 from tools.scratch_bazel import read_exec_log  # noqa: E402  (standard library only)
 from tools.staging import descriptor, embedded  # noqa: E402  (standard library only)
 

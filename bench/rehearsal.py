@@ -50,7 +50,7 @@ from tools import (  # noqa: E402
     mirrors,
     places,
 )
-from tools.imagebuild.build import staging_output  # noqa: E402
+from tools.imagebuild.outputs import staging_output  # noqa: E402
 from tools.rehearsal import check  # noqa: E402
 from tools.scratch_bazel import read_exec_log  # noqa: E402
 from tools.staging import descriptor  # noqa: E402

@@ -83,7 +83,7 @@ NAMES = (
     "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",
     # the client's PATH directories that hold docker credential helpers
-    # (tools/oci/auth.py helper_path)
+    # (tools/oci/credhelpers.py helper_path)
     "ROCM_PYTORCH_HELPER_PATH",
 )
 

@@ -51,7 +51,7 @@ CLIENT_NAMES = [
     # the directories of the client's PATH that hold docker credential helpers
     # (docker-credential-*): actions run with Bazel's fixed PATH, and a registry
     # whose login lives in a helper under ~/.local/bin or a cloud SDK's directory
-    # must work in a build as in the push (tools/oci/auth.py helper_path)
+    # must work in a build as in the push (tools/oci/credhelpers.py helper_path)
     "ROCM_PYTORCH_HELPER_PATH",
 ]
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from tools import client_env, engine, envvars, mirrors, places, registryd
 from tools.dockerfile import model
 from tools.imagebuild import builders, compile_stats, executed, workdir
+from tools.imagebuild.outputs import output, staging_output
 from tools.oci.errors import RegistryError
 from tools.oci.reference import DOCKER_HUB, BadReference, Reference, split_host
 from tools.staging import Staging, StagingError, embedded, lease, reads, resolve
@@ -285,30 +286,6 @@ def buildx_command(
     cmd += ["--metadata-file", str(metadata_file)]
     cmd += ["--output", staging_output(image_ref, args.reproducible), str(ctx)]
     return cmd
-
-
-# BuildKit's output of every image build: pushed to staging, not kept in the engine's
-# image store. The reproducible mode (`--reproducible`: --config=release, `--define
-# reproducible=1`) also rewrites every layer's timestamps to $SOURCE_DATE_EPOCH, so a clean
-# rebuild gives the same digest; that costs a rewrite of each new layer (about 27 s per GB)
-# and a child then pulls its rewritten parent back from staging, since the rewritten blob is
-# not the snapshot BuildKit holds. The plain mode keeps BuildKit's own layers.
-# SOURCE_DATE_EPOCH=0 is set in both (the config's and history's dates).
-OUTPUT = "type=image,push=true,store=false,oci-mediatypes=true"
-REPRODUCIBLE = ",rewrite-timestamp=true"
-
-
-def output(reproducible: bool) -> str:
-    """BuildKit's `--output` of a build in this mode, without the image name."""
-    return OUTPUT + (REPRODUCIBLE if reproducible else "")
-
-
-def staging_output(image_ref: str, reproducible: bool) -> str:
-    """The `--output` of an image build: pushed to staging as ``image_ref``, not kept in
-    the engine's image store; with ``reproducible``, timestamps rewritten to
-    $SOURCE_DATE_EPOCH."""
-    kind, _, rest = output(reproducible).partition(",")
-    return f"{kind},name={image_ref},{rest}"
 
 
 def staging_stopped(staging: Staging) -> str | None:

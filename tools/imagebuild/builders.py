@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools import engine, envvars, places
-from tools.oci.auth import helper_path
+from tools.oci.credhelpers import helper_path
 
 TIMEOUT_ENV = "ROCM_PYTORCH_BUILDER_TIMEOUT"
 DEFAULT_TIMEOUT = 20.0

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import httpx
 
+from tools.oci.credhelpers import helper_path
 from tools.oci.errors import RegistryError
 
 _PARAM = re.compile(r'(\w+)="([^"]*)"')
@@ -45,21 +46,6 @@ class CredentialHelper(RegistryError):
 
 HELPER_TIMEOUT = 60.0  # a helper may ask a keyring or a cloud's metadata service
 _NOT_FOUND = "credentials not found"  # the protocol's answer for an unknown server
-
-
-HELPER_PATH_ENV = "ROCM_PYTORCH_HELPER_PATH"
-
-
-def helper_path(environ: Mapping[str, str] | None = None) -> str:
-    """PATH of ``environ`` (default: this process's), then the directories of the client's
-    PATH that hold docker credential helpers (``$ROCM_PYTORCH_HELPER_PATH``, which a build's
-    client settings carry: images/private/client_settings.bzl): where a build looks for
-    `docker-credential-<name>` as the user's shell and the push would. Actions run with
-    Bazel's fixed PATH, which has no ~/.local/bin or cloud SDK directory."""
-    environ = os.environ if environ is None else environ
-    path = [d for d in environ.get("PATH", "").split(":") if d]
-    extra = [d for d in environ.get(HELPER_PATH_ENV, "").split(":") if d and d not in path]
-    return ":".join(path + extra)
 
 
 def helper_credentials(helper: str, host: str, path: Path) -> tuple[str, str] | None:
