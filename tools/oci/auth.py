@@ -26,7 +26,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable, Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 
 import httpx
