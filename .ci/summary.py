@@ -35,12 +35,12 @@ def main(argv: list[str]) -> int:
         package, _, name = label.lstrip("/").partition(":")
         xml = testlogs / package / name / "test.xml"
         if not xml.exists():
-            print(f"no test result for {label}", file=sys.stderr)
+            print(f"FAIL: {label}: no test result (it did not build, or never ran)")
             failed += 1
             continue
         p, f = counts(xml)
         if f:
-            print(f"{label}: {f} failed", file=sys.stderr)
+            print(f"FAIL: {label}: {f} failed")
         passed += p
         failed += f
     print(f"{passed} passed, {failed} failed")
