@@ -85,6 +85,7 @@ sys.path.insert(0, str(REPO / ".ci"))
 import report_check  # noqa: E402  (.ci/report_check.py)
 
 from tools import daemon  # noqa: E402
+from tools.imagebuild import compile_stats  # noqa: E402
 from tools.imagecheck import check as gpu_check  # noqa: E402
 from tools.rehearsal import breakage  # noqa: E402
 from tools.rehearsal import check as image_check  # noqa: E402
@@ -135,6 +136,16 @@ COMPILER_CACHE = (
     f'endpoint = "http://127.0.0.1:9/{CACHE_MARKER}"\n'
 )
 CACHE_WARNING = "does not answer"
+# The builds that compile through hipcc alone or in part, as (name, a line of the
+# step's output that names it, its compiles in the stand-in sources): the step's
+# compiler cache line must count them all (Debian's hipcc reads no
+# HIP_CLANG_LAUNCHER: build-env.sh's rocm_pytorch_cc_hip_clang).
+HIPCC_STEPS = [
+    ("MAGMA (hipcc for every compile)", re.compile(r"build-magma: "), 2),
+    ("torchvision (2 .cpp, 1 .hip)", re.compile(r"\btorchvision-\S+\.whl\b"), 3),
+    ("LMCache (1 .cpp, 1 hipified .cu)", re.compile(r"\blmcache-\S+\.whl\b"), 2),
+]
+STEP = re.compile(r"^#(\d+) ")
 # bench/compile_cache.py's last line (issue #41)
 SUMMARY = re.compile(
     r"^compile cache: base-change [0-9.]+\u00d7 cold, hit [0-9.]+%; machine B hit [0-9.]+%;"
@@ -362,6 +373,28 @@ def main() -> int:
             if CACHE_WARNING in line
         )
         return f"{sum(warned.values())} warnings in {len(warned)} builds, e.g. {sample!r}"
+
+    @check("hipcc's compiles reach the compiler cache: MAGMA's, torchvision's, LMCache's")
+    def _hipcc_counted():
+        logs = REPO / "bazel-out" / "logs" / "images"
+        found = {}
+        for name in LOGS:
+            lines = (logs / f"{name}.log").read_text(errors="replace").splitlines()
+            for what, marker, _ in HIPCC_STEPS:
+                steps = {m[1] for x in lines if (m := STEP.match(x)) and marker.search(x)}
+                for x in lines:
+                    m = STEP.match(x)
+                    parsed = compile_stats.parse_line(x) if m and m[1] in steps else None
+                    if parsed and parsed.hits is not None and what not in found:
+                        found[what] = (name, parsed.hits + (parsed.misses or 0), x.strip()[-80:])
+        short = [
+            f"{what}: {found[what][1] if what in found else 'no counted step'} of {want}"
+            for what, _, want in HIPCC_STEPS
+            if what not in found or found[what][1] < want
+        ]
+        assert not short, f"compiles that did not reach the cache: {short}; found {found}"
+        return "; ".join(f"{what}: {found[what][1]} compiles ({found[what][0]})"
+                         for what, _, _ in HIPCC_STEPS)  # fmt: skip
 
     @check("a second build runs nothing (warm)")
     def _warm():

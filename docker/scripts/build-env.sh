@@ -309,9 +309,10 @@ rocm_pytorch_compiler_cache() {
     fi
     # CMake's HIP language (PyTorch compiles its HIP sources with it since
     # 2.13, cmake/public/LoadHIP.cmake: enable_language(HIP)) honours
-    # CMAKE_HIP_COMPILER_LAUNCHER; builds that run hipcc themselves (aiter,
-    # torchvision's JIT-style extensions) reach the cache through
-    # HIP_CLANG_LAUNCHER, which hipcc puts in front of the clang it calls.
+    # CMAKE_HIP_COMPILER_LAUNCHER; builds that run hipcc themselves (MAGMA,
+    # UCX, aiter, torchvision's extensions) reach the cache through the clang
+    # rocm_pytorch_cc_compilers gives hipcc (HIP_CLANG_PATH), and through
+    # HIP_CLANG_LAUNCHER with a hipcc that reads it.
     if [ -n "$launcher" ]; then
         export CMAKE_C_COMPILER_LAUNCHER=$launcher
         export CMAKE_CXX_COMPILER_LAUNCHER=$launcher
@@ -334,9 +335,10 @@ rocm_pytorch_compiler_cache() {
 # that take their C and C++ compilers from CC and CXX and read none of the
 # launcher variables: setuptools (distutils' customize_compiler: CC, CXX,
 # and LDSHARED from CC), torch.utils.cpp_extension's ninja builds (their .cpp
-# with get_cxx_compiler(): $CXX, else c++; .hip with hipcc, through
-# HIP_CLANG_LAUNCHER), autotools (UCX) and meson (NIXL: a CC of its own turns
-# meson's own pick of a launcher off). Each is a one-line script in DIR, named
+# with get_cxx_compiler(): $CXX, else c++; .hip with hipcc, whose clang it
+# wraps too: rocm_pytorch_cc_hip_clang), autotools (UCX), make with hipcc as
+# every compiler (MAGMA) and meson (NIXL: a CC of its own turns meson's own
+# pick of a launcher off). Each is a one-line script in DIR, named
 # for the compiler it runs (gcc, g++: torch's check of the compiler's ABI
 # reads the name), that execs the launcher with that compiler: one word, as
 # CMake and a Makefile take it as much as setuptools. DIR is the caller's:
@@ -361,7 +363,44 @@ rocm_pytorch_cc_compilers() {
         chmod 755 "$wrapper" || return 1
         export "$var=$wrapper"
     done
-    echo "build-env: CC=$CC CXX=$CXX ($ROCM_PYTORCH_CC_LAUNCHER in front)"
+    [ -z "${CC:-}${CXX:-}" ] || echo "build-env: CC=${CC:-} CXX=${CXX:-} ($ROCM_PYTORCH_CC_LAUNCHER in front)"
+    rocm_pytorch_cc_hip_clang "$dir/hip-clang" "$launcher"
+}
+
+# rocm_pytorch_cc_hip_clang DIR LAUNCHER: hipcc's compiles through the
+# launcher. hipcc runs clang++ from $HIP_CLANG_PATH, else from the LLVM it
+# was built for (`hipconfig --hipclangpath`); Debian's hipcc (7.0.2, in sid's
+# ROCm) reads no HIP_CLANG_LAUNCHER, which came to hipcc later (ROCm's
+# llvm-project, amd/hipcc: HIP_CLANG_LAUNCHER; TheRock's
+# build_tools/setup_sccache_rocm.py wraps ROCm's clang for hipccs without
+# it). So DIR/bin is that LLVM's bin directory as symbolic links, except
+# clang and clang++: one-line scripts that exec the launcher with the real
+# one (so clang still finds its resource directory and ROCm beside its real
+# path), DIR/lib its lib (hip-config.cmake reads HIP_CLANG_PATH/../lib), and
+# HIP_CLANG_PATH=DIR/bin. HIP_CLANG_LAUNCHER is then unset: a hipcc that
+# reads it would put the launcher in front twice. Without hipconfig, nothing.
+rocm_pytorch_cc_hip_clang() {
+    local dir=$1 launcher=$2 real lib entry name
+    command -v hipconfig >/dev/null || return 0
+    real=$(hipconfig --hipclangpath 2>/dev/null) || return 0
+    [ -x "$real/clang++" ] || return 0
+    # ours already (sourced twice, or a build script run by another)
+    ! grep -qs '^# rocm_pytorch_cc_compilers$' "$real/clang++" || return 0
+    lib=$(cd "$real/../lib" 2>/dev/null && pwd) || lib=""
+    mkdir -p "$dir/bin" || return 1
+    dir=$(cd "$dir" && pwd)
+    for entry in "$real"/*; do
+        ln -sfn "$entry" "$dir/bin/${entry##*/}" || return 1
+    done
+    [ -z "$lib" ] || ln -sfn "$lib" "$dir/lib" || return 1
+    for name in clang clang++; do
+        rm -f "$dir/bin/$name"
+        printf '#!/bin/bash\n# rocm_pytorch_cc_compilers\nexec %q %q "$@"\n' "$launcher" "$real/$name" >"$dir/bin/$name" || return 1
+        chmod 755 "$dir/bin/$name" || return 1
+    done
+    export HIP_CLANG_PATH=$dir/bin
+    unset HIP_CLANG_LAUNCHER
+    echo "build-env: hipcc's clang: HIP_CLANG_PATH=$HIP_CLANG_PATH ($ROCM_PYTORCH_CC_LAUNCHER in front of $real/clang++)"
 }
 
 # rocm_pytorch_cc_stats_start LAUNCHER WHERE: what rocm_pytorch_cc_stats

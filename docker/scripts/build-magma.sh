@@ -28,10 +28,12 @@
 #     code);
 #   - `make -f make.gen.hipMAGMA`, then `make lib/libmagma.so`, then lib and
 #     include copied to the install directory.
-# The compiler cache (build-env.sh) needs nothing of its own here: that
-# make.inc has CC, CXX and DEVCC hipcc, so every compile, the host-only C and
-# C++ too, goes through hipcc and its HIP_CLANG_LAUNCHER; with FORT empty
-# (below) there is no Fortran compile.
+# The compiler cache (build-env.sh): that make.inc has CC, CXX and DEVCC
+# hipcc, so every compile, the host-only C and C++ too, goes through hipcc,
+# whose clang rocm_pytorch_cc_compilers puts behind the launcher
+# (HIP_CLANG_PATH); with FORT empty (below) there is no Fortran compile. The
+# source is always at the same path, so the compiles hash alike from one
+# build to the next.
 # MKL is the static MKL build-pytorch.sh links (mkl-static/mkl-include from
 # PyPI at the same pin, MKL_VERSION); it ends up inside libmagma.so.
 #
@@ -91,8 +93,11 @@ else
 fi
 export ROCM_PATH=${ROCM_PATH:-/opt/rocm}
 
-work=$(mktemp -d)
+work=${TMPDIR:-/tmp}/build-magma
+rm -rf "$work"
+mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
+rocm_pytorch_cc_compilers "$work/compilers"
 src=$work/magma
 if [ -n "$source_dir" ]; then
     cp -a "$source_dir" "$src"

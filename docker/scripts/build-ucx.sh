@@ -12,7 +12,8 @@
 # (build-env.sh; the RUN mounts the compiler-cache secrets and the ccache
 # cache mount): autotools takes the compilers from CC and CXX, which
 # rocm_pytorch_cc_compilers points at the launcher, and libtool runs hipcc for
-# the .hip sources (HIP_CLANG_LAUNCHER). The source is always at the same
+# the .hip sources (its clang behind the launcher too: HIP_CLANG_PATH, by
+# rocm_pytorch_cc_compilers). The source is always at the same
 # path, so the compiles hash alike from one build to the next. It ends with
 # build-env.sh's `compiler cache:` line.
 # shellcheck source-path=SCRIPTDIR

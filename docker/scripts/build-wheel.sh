@@ -69,7 +69,8 @@ trap 'rm -rf "$constraints" "$build_requires" "$compilers"' EXIT
 # The C and C++ compiles of setuptools, torch.utils.cpp_extension (its .cpp:
 # $CXX) and meson go through the compiler cache as CC and CXX
 # (build-env.sh, rocm_pytorch_cc_compilers); their HIP compiles go through
-# hipcc's HIP_CLANG_LAUNCHER. Not when the build runs CMake, which has the
+# hipcc, whose clang it puts behind the launcher too (HIP_CLANG_PATH). Not
+# when the build runs CMake, which has the
 # launcher variables and would take such a CC for the compiler: vLLM's
 # setup.py runs CMake (its [build-system] requires cmake) and passes
 # CMAKE_*_COMPILER_LAUNCHER itself.

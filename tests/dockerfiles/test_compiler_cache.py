@@ -1035,6 +1035,79 @@ def test_without_a_launcher_cc_and_cxx_stay(tmp_path):
     assert not (tmp_path / "wrappers").exists()
 
 
+def hip_llvm(tmp_path: Path) -> Path:
+    """A ROCm LLVM (clang, clang++ and llc that say how they were called, a lib with
+    clang's resource directory), hipconfig that names its bin directory as the real
+    one does (`--hipclangpath`: $HIP_CLANG_PATH, else its own LLVM), and hipcc that
+    runs $HIP_CLANG_PATH/clang++, as Debian's hipcc 7.0.2 (no HIP_CLANG_LAUNCHER)."""
+    llvm = tmp_path / "rocm" / "lib" / "llvm-22"
+    (llvm / "bin").mkdir(parents=True)
+    (llvm / "lib" / "clang" / "22" / "include").mkdir(parents=True)
+    for name in ("clang", "clang++", "llc"):
+        (llvm / "bin" / name).write_text(f'#!/bin/sh\necho "{name} $*"\n')
+        (llvm / "bin" / name).chmod(0o755)
+    tools = tmp_path / "rocm" / "bin"
+    tools.mkdir()
+    (tools / "hipconfig").write_text(
+        f'#!/bin/sh\n[ "$1" = --hipclangpath ] && printf %s "${{HIP_CLANG_PATH:-{llvm}/bin}}"\n'
+    )
+    (tools / "hipcc").write_text('#!/bin/sh\nexec "$(hipconfig --hipclangpath)/clang++" "$@"\n')
+    for name in ("hipconfig", "hipcc"):
+        (tools / name).chmod(0o755)
+    return llvm
+
+
+def test_hipccs_clang_goes_through_the_launcher(tmp_path):
+    llvm = hip_llvm(tmp_path)
+    wrappers = tmp_path / "wrappers"
+    r = source(
+        tmp_path,
+        env={"PATH": f"{tmp_path / 'fake' / 'bin'}:{tmp_path / 'rocm' / 'bin'}:/usr/bin:/bin"},
+        # sourced twice, or a build script run by another: no wrapper of a wrapper
+        then=f"rocm_pytorch_cc_compilers {wrappers}\nrocm_pytorch_cc_compilers {tmp_path / 'again'}",
+    )
+    assert r.proc.returncode == 0, r.proc.stderr
+    hip = wrappers / "hip-clang"
+    assert r.env["HIP_CLANG_PATH"] == str(hip / "bin")
+    # a hipcc that reads HIP_CLANG_LAUNCHER would put ccache in front twice
+    assert "HIP_CLANG_LAUNCHER" not in r.env
+    assert r.env["CMAKE_HIP_COMPILER_LAUNCHER"] == "ccache"  # CMake's HIP language: its own
+    ccache = tmp_path / "fake" / "bin" / "ccache"
+    for name in ("clang", "clang++"):
+        assert (hip / "bin" / name).read_text() == (
+            f'#!/bin/bash\n# rocm_pytorch_cc_compilers\nexec {ccache} {llvm / "bin" / name} "$@"\n'
+        )
+    assert (hip / "bin" / "llc").resolve() == llvm / "bin" / "llc"  # the rest as it is
+    assert (hip / "lib").resolve() == llvm / "lib"  # hip-config.cmake: HIP_CLANG_PATH/../lib
+    assert not (tmp_path / "again" / "hip-clang").exists()
+    assert (
+        f"build-env: hipcc's clang: HIP_CLANG_PATH={hip / 'bin'} (ccache in front of"
+        f" {llvm / 'bin' / 'clang++'})" in r.proc.stdout
+    )
+    # hipcc compiles a kernel: through the wrapper, ccache with the real clang++
+    fake = ccache.read_text()
+    ccache.write_text(fake.replace("case", 'echo "ccache $*"\ncase', 1))
+    out = subprocess.run(
+        [str(tmp_path / "rocm" / "bin" / "hipcc"), "--offload-arch=gfx1100", "-c", "k.hip"],
+        env={**os.environ, "PATH": f"{tmp_path / 'rocm' / 'bin'}:/usr/bin:/bin",
+             "HIP_CLANG_PATH": r.env["HIP_CLANG_PATH"]},
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert out.stdout == f"ccache {llvm / 'bin' / 'clang++'} --offload-arch=gfx1100 -c k.hip\n"
+
+
+def test_without_hipconfig_hip_clang_launcher_stays(tmp_path):
+    r = source(
+        tmp_path,
+        then=f"rocm_pytorch_cc_compilers {tmp_path / 'wrappers'}",
+    )
+    assert r.proc.returncode == 0, r.proc.stderr
+    assert "HIP_CLANG_PATH" not in r.env
+    assert r.env["HIP_CLANG_LAUNCHER"] == "ccache"  # a hipcc that reads it, in a CMake build
+    assert not (tmp_path / "wrappers" / "hip-clang").exists()
+
+
 def test_cc_of_its_own_is_wrapped_and_a_cc_of_several_words_is_left(tmp_path):
     cc = compilers(tmp_path)
     (cc / "clang").write_text("#!/bin/sh\n")
