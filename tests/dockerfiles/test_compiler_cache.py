@@ -1064,7 +1064,8 @@ def test_hipccs_clang_goes_through_the_launcher(tmp_path):
         tmp_path,
         env={"PATH": f"{tmp_path / 'fake' / 'bin'}:{tmp_path / 'rocm' / 'bin'}:/usr/bin:/bin"},
         # sourced twice, or a build script run by another: no wrapper of a wrapper
-        then=f"rocm_pytorch_cc_compilers {wrappers}\nrocm_pytorch_cc_compilers {tmp_path / 'again'}",
+        then=f"rocm_pytorch_cc_compilers {wrappers}\n"
+        f"rocm_pytorch_cc_compilers {tmp_path / 'again'}",
     )
     assert r.proc.returncode == 0, r.proc.stderr
     hip = wrappers / "hip-clang"
