@@ -231,7 +231,14 @@ image_push = rule(
 )
 
 def _report_impl(ctx):
-    return _descriptor_launcher(ctx, "report", sizes = True)
+    # what the push of this configuration attaches: the page shows a missing one red
+    expect = []
+    if _flag_define(ctx, "sign"):
+        expect = ["signatures", "sboms", "provenances"]
+    elif _flag_define(ctx, "attest"):
+        expect = ["sboms", "provenances"]
+    command = " ".join(["report"] + ["--expect=" + e for e in expect])
+    return _descriptor_launcher(ctx, command, sizes = True)
 
 _DOC_REPORT = """Writes the family report: one self-contained HTML page, and prints its path.
 

@@ -107,10 +107,16 @@ def _dialog(facts: Facts, dialog) -> None:
     dialog.dismiss()
 
 
-def inspect(page_file: Path, hover: str | None = None, probe: str | None = None) -> Facts:
+def inspect(
+    page_file: Path,
+    hover: str | None = None,
+    probe: str | None = None,
+    viewport: tuple[int, int] = (1600, 1000),
+) -> Facts:
     """Open ``page_file`` in chromium and read it; with ``hover``, hover that node first
     and also record which edges and rows it highlights (``Facts.cards['hover']``);
-    with ``probe`` (a JS function), also its result on the loaded page (``Facts.probe``)."""
+    with ``probe`` (a JS function), also its result on the loaded page (``Facts.probe``);
+    ``viewport``: the window's width and height in CSS pixels."""
     from playwright.sync_api import sync_playwright
 
     url = page_file.absolute().as_uri()
@@ -118,7 +124,7 @@ def inspect(page_file: Path, hover: str | None = None, probe: str | None = None)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
             page.on("console", lambda m: facts.console.append((m.type, m.text)))
             page.on("pageerror", lambda e: facts.errors.append(str(e)))
             page.on("request", lambda r: facts.requests.append(r.url))

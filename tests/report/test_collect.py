@@ -129,6 +129,9 @@ def test_the_model_of_a_build_with_its_publish_history(tmp_path):
     assert runtime["size"] == 5_001_000
     assert base["size"] == 5_301_000
     assert (base["shared_bytes"], base["shared_layers"], base["layers"]) == (5_000_000, 1, 2)
+    assert base["from"] == ["rocm-runtime.gfx950"] and runtime["from"] == []
+    # nothing asked for what the push attaches: a missing signature is not an error here
+    assert model["expected"] == {"signatures": False, "sboms": False, "provenances": False}
     assert runtime["budget_bytes"] == 8192 << 20
     assert runtime["build"] == {
         "seconds": 0.4,
@@ -165,3 +168,38 @@ def test_a_registry_that_does_not_answer_falls_back_to_the_history(tmp_path):
     assert runtime["published"]["digest"] is None
     assert "127.0.0.1:9" in runtime["published"]["error"]
     assert runtime["supply"] == {"error": runtime["published"]["error"]}
+
+
+def test_a_child_that_only_copies_from_a_parent_is_told_apart_from_one_built_on_it(tmp_path):
+    runtime, rd = write_image(tmp_path, "rocm-runtime", "gfx950", [layer(1, 5_000_000)])
+    base, bd = write_image(
+        tmp_path, "pytorch-base", "gfx950", [layer(1, 5_000_000), layer(2, 300)],
+        {"rocm-runtime": rd},
+    )  # fmt: skip
+    # FROM pytorch-base, COPY --from rocm-runtime of a file: starts with base's layers only
+    # (rocm-runtime's are base's first, so it starts with those too)
+    child, _ = write_image(
+        tmp_path, "pytorch", "gfx950", [layer(1, 5_000_000), layer(2, 300), layer(3, 10)],
+        {"pytorch-base": bd},
+    )  # fmt: skip
+    # a wheel image: FROM scratch, COPY --from pytorch-base of what it built
+    wheel, _ = write_image(
+        tmp_path, "torchvision-wheel", "gfx950", [layer(9, 70)], {"pytorch-base": bd}
+    )
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"images": [runtime, base, child, wheel]}))
+    model = report.collect(
+        report.read_plan(plan, None),
+        logs_root=tmp_path,
+        records=[],
+        ask=None,
+        title="t",
+        archs=["gfx950"],
+        history_note="none",
+        expect=("signatures", "sboms"),
+    )
+    by_id = {i["id"]: i for i in model["images"]}
+    assert by_id["pytorch.gfx950"]["from"] == ["pytorch-base.gfx950"]
+    assert by_id["torchvision-wheel.gfx950"]["from"] == []
+    assert by_id["torchvision-wheel.gfx950"]["parents"] == ["pytorch-base.gfx950"]
+    assert model["expected"] == {"signatures": True, "sboms": True, "provenances": False}

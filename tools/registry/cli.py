@@ -425,6 +425,15 @@ def _report_options(report: argparse.ArgumentParser) -> None:
     )
     report.add_argument("--title", help="the page's title (default: the report target's label)")
     report.add_argument(
+        "--expect",
+        choices=["signatures", "sboms", "provenances"],
+        action="append",
+        default=[],
+        help="what the push attaches to each image, so a missing one shows red (the report"
+        " target passes them: --define sign=1 all three, attest=1 sboms and provenances);"
+        " without it a missing one is grey",
+    )
+    report.add_argument(
         "--json", action="store_true", help="also print the report's data as JSON on stdout"
     )
     _connection_args(report, uploads=False)  # it uploads nothing: no --chunk-size
@@ -454,6 +463,7 @@ def cmd_report(args) -> int:
             title=args.title or f"Family report: {', '.join(labels) or 'plan'}",
             archs=archs,
             history_note=report.history_note(where, records),
+            expect=tuple(args.expect),
         )
     finally:
         if clients:

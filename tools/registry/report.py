@@ -167,8 +167,11 @@ def collect(
     title: str,
     archs: list[str],
     history_note: str,
+    expect: tuple[str, ...] = (),
 ) -> dict:
-    """The report's model (tools/report/render.py): one entry per image, parents first."""
+    """The report's model (tools/report/render.py): one entry per image, parents first;
+    ``expect``: what the push of this configuration attaches to each image
+    (``signatures``, ``sboms``, ``provenances``)."""
     descriptors = {}
     for e in entries:
         try:
@@ -187,6 +190,13 @@ def collect(
             notes.append(f"{e.id}: parents {', '.join(missing)} are not in this report")
         parent_layers = {x.digest for p in parents for x in descriptors[p].layers}
         shared = [x for x in d.layers if x.digest in parent_layers]
+        # a parent it starts FROM: its layers begin with all of the parent's
+        starts = [
+            p
+            for p in parents
+            if [x.digest for x in d.layers[: len(descriptors[p].layers)]]
+            == [x.digest for x in descriptors[p].layers]
+        ]
         mine = [
             r
             for r in records
@@ -224,6 +234,7 @@ def collect(
                 "arch": e.image.arch,
                 "repository": e.image.repository,
                 "parents": parents,
+                "from": starts,
                 "digest": d.digest,
                 "size": int(size["size"]),
                 "layers": len(d.layers),
@@ -261,6 +272,9 @@ def collect(
             "history": history_note,
         },
         "notes": notes,
+        # what the push of this configuration attaches (--expect: the launcher's, from
+        # --define sign=1 / attest=1): a missing one is red only then
+        "expected": {k: k in expect for k in ("signatures", "sboms", "provenances")},
         "images": images,
     }
 

@@ -13,9 +13,11 @@ The model::
     {"title": str, "generated": ISO time, "registry": str, "archs": [str],
      "sources": {"published": str, "history": str},   # where the data came from
      "notes": [str],
+     "expected": {"signatures", "sboms", "provenances": bool},  # what the push attaches
      "images": [{
         "id": "pytorch.gfx950", "target", "arch" (or None), "repository",
-        "parents": [ids], "digest", "size", "layers", "budget_bytes" (or None),
+        "parents": [ids], "from": [the parents whose layers it starts with] (optional),
+        "digest", "size", "layers", "budget_bytes" (or None),
         "budget_from", "shared_bytes", "shared_layers", "tags": [str],
         "build": {"seconds", "staging_hit", "finished", "current",
                   "compile_hits", "compile_misses" (only when known),
@@ -27,7 +29,9 @@ The model::
      }]}
 
 Everything a test or a reader looks for has a stable hook: the graph is
-``svg#family-graph`` with ``g.node[data-id]`` and ``path.edge[data-from][data-to]``,
+``svg#family-graph`` with ``g.node[data-id]`` and ``path.edge[data-from][data-to]``
+(``[data-kind]``: ``from``, ``copy`` or ``parent``), the table's cells ``td[data-label]``
+(cards below 600 px),
 budget bars ``.budget[data-id]`` (``.over`` past the budget), the size plots
 ``svg.sizes[data-id]`` with one ``circle.point`` per publish (and the current
 build), the time plot ``svg#build-times`` with one ``rect.bar`` per image, the
@@ -99,6 +103,25 @@ details.runs ol { margin: 4px 0; padding-left: 20px; max-width: 560px; font-size
   height: 10px; margin-right: 4px; }
 .legend i.build { background: var(--build); } .legend i.hit { background: var(--hit); }
 ul.notes { color: var(--mute); }
+svg#family-graph, svg#build-times { display: block; max-width: 100%; height: auto; }
+.edge.copy { stroke-dasharray: 5 4; }
+.legend i.from, .legend i.copy { width: 22px; height: 0; border-top: 2px solid #98a2b3;
+  vertical-align: middle; }
+.legend i.copy { border-top-style: dashed; }
+@media (max-width: 600px) {
+  body { padding: 12px; }
+  .scroll.rows { overflow-x: visible; border: 0; background: none; }
+  table#images, table#images tbody, table#images td { display: block; width: 100%; }
+  table#images tr.head { display: none; }
+  table#images tr.image { display: flex; flex-direction: column; margin: 0 0 12px;
+    border: 1px solid var(--line); border-radius: 8px; background: #fff; }
+  table#images td { border: 0; padding: 4px 12px; text-align: left; }
+  table#images td.name { order: -2; } table#images td.since { order: -1; }
+  table#images td::before { content: attr(data-label); display: block; font-size: 11px;
+    color: var(--mute); font-weight: 600; }
+  table#images td.name::before { content: none; }
+  code { overflow-wrap: anywhere; }
+}
 """
 
 JS = """
@@ -249,10 +272,12 @@ def graph(images: Sequence[Mapping]) -> str:
             (px, py), (cx, cy) = pos[p], pos[i["id"]]
             x1, y1, x2, y2 = px + NODE_W, py + NODE_H / 2, cx, cy + NODE_H / 2
             mid = (x1 + x2) / 2
+            kind, how = edge_kind(i, p)
             edges.append(
-                f'<path class="edge" data-from="{esc(p)}" data-to="{esc(i["id"])}"'
+                f'<path class="edge {kind}" data-from="{esc(p)}" data-to="{esc(i["id"])}"'
+                f' data-kind="{kind}"'
                 f' d="M{x1:.1f},{y1:.1f} C{mid:.1f},{y1:.1f} {mid:.1f},{y2:.1f} {x2:.1f},{y2:.1f}">'
-                f"<title>{esc(p)} → {esc(i['id'])}</title></path>"
+                f"<title>{esc(p)} → {esc(i['id'])}: {esc(how)}</title></path>"
             )
     for i in images:
         x, y = pos[i["id"]]
@@ -280,6 +305,18 @@ def graph(images: Sequence[Mapping]) -> str:
         + "".join(nodes)
         + "</svg>"
     )
+
+
+def edge_kind(i: Mapping, parent: str) -> tuple[str, str]:
+    """("from", ...) when ``i`` starts from ``parent``'s layers, ("copy", ...) when it only
+    copies files from it, ("parent", ...) when the model does not say (``from``: the
+    parents whose layers ``i`` starts with, tools/registry/report.py)."""
+    starts = i.get("from")
+    if not isinstance(starts, list):
+        return "parent", "a parent"
+    if parent in starts:
+        return "from", "FROM: shares its layers"
+    return "copy", "copies files from it (COPY --from), shares no layers"
 
 
 # -- per image ------------------------------------------------------------------
@@ -412,7 +449,11 @@ def build_cell(i: Mapping) -> str:
     return f"{b['seconds']:.2f} s{compile_note(b)} {kind}{stale}{runs_note(b)}"
 
 
-def supply_cell(i: Mapping) -> str:
+def supply_cell(i: Mapping, expected: Mapping | None = None) -> str:
+    """The published digest's signatures, SBOMs and provenance: green when attached; a
+    missing one red only when ``expected`` says the push attaches it (``--define
+    sign=1``: all three; ``attest=1``: SBOM and provenance), else grey."""
+    expected = expected or {}
     s = i.get("supply")
     if not s:
         return '<span class="badge">not published</span>'
@@ -425,7 +466,7 @@ def supply_cell(i: Mapping) -> str:
         ("provenances", "provenance", "no provenance"),
     ):
         n = s.get(key, 0)
-        state = "ok" if n else "bad"
+        state = "ok" if n else "bad" if expected.get(key) else "none"
         parts.append(f'<span class="badge {state}" data-kind="{key}">{yes if n else no}</span>')
     return " ".join(parts)
 
@@ -493,22 +534,42 @@ def times_plot(images: Sequence[Mapping]) -> str:
     )
 
 
-def table(images: Sequence[Mapping]) -> str:
-    head = (
-        "<tr><th>image</th><th>size</th><th>budget</th><th>shared with parents</th>"
-        "<th>since the last publish</th><th>sizes over publishes</th><th>build</th>"
-        "<th>signature / SBOM</th><th>tags</th></tr>"
-    )
+COLUMNS = [
+    ("name", "image"),
+    ("num", "size"),
+    ("budget", "budget"),
+    ("shared", "shared with parents"),
+    ("since", "since the last publish"),
+    ("plot", "sizes over publishes"),
+    ("build", "last build"),
+    ("supply", "signature / SBOM"),
+    ("tags", "tags"),
+]
+
+
+def table(images: Sequence[Mapping], expected: Mapping | None = None) -> str:
+    head = '<tr class="head">' + "".join(f"<th>{esc(t)}</th>" for _, t in COLUMNS) + "</tr>"
     rows = []
     for i in images:
         tags = "".join(f"<code>{esc(t)}</code>" for t in i["tags"])
+        cells = [
+            f"<b>{esc(i['id'])}</b><br>{digest_code(i['digest'])}",
+            f"{esc(mib(i['size']))}<br>{esc(i['layers'])} layers",
+            budget_bar(i),
+            esc(shared(i)),
+            since(i),
+            sizes_plot(i),
+            build_cell(i),
+            supply_cell(i, expected),
+            tags,
+        ]
         rows.append(
             f'<tr class="image" id="row-{esc(i["id"])}" data-id="{esc(i["id"])}">'
-            f"<td><b>{esc(i['id'])}</b><br>{digest_code(i['digest'])}</td>"
-            f'<td class="num">{esc(mib(i["size"]))}<br>{esc(i["layers"])} layers</td>'
-            f"<td>{budget_bar(i)}</td><td>{esc(shared(i))}</td><td>{since(i)}</td>"
-            f"<td>{sizes_plot(i)}</td><td>{build_cell(i)}</td><td>{supply_cell(i)}</td>"
-            f'<td class="tags">{tags}</td></tr>'
+            + "".join(
+                f'<td class="{cls}" data-label="{esc(title)}">{cell}</td>'
+                for (cls, title), cell in zip(COLUMNS, cells, strict=True)
+            )
+            + "</tr>"
         )
     return f'<table id="images">{head}{"".join(rows)}</table>'
 
@@ -522,7 +583,7 @@ def cards(images: Sequence[Mapping]) -> str:
         ("over budget", str(sum(over(i) for i in images))),
         ("changed since last publish", str(sum(changed(i) for i in images))),
         ("staging hits", f"{sum(bool(i['build']['staging_hit']) for i in built)}/{len(built)}"),
-        ("build time", f"{sum(i['build']['seconds'] for i in built):.1f} s"),
+        ("build time (last builds)", f"{sum(i['build']['seconds'] for i in built):.1f} s"),
     ]
     return (
         '<div class="cards">'
@@ -549,15 +610,21 @@ def render(model: Mapping) -> str:
 <h1>{esc(model["title"])}</h1>
 <div class="meta">generated {esc(model.get("generated", ""))} · registry
 <code>{esc(model.get("registry", ""))}</code> · archs {esc(", ".join(model.get("archs", [])))}</div>
+<div class="meta">The figures below describe the image each target builds now (its
+descriptor) and the last run of each image's build action (its build record), which
+may be an earlier Bazel run than this one for an image this run found up to date.</div>
 {cards(images)}
 <h2>The family</h2>
-<div class="meta">parents → children; red border: over budget; yellow: changed since the
-last publish. Hover a node to see its edges and row.</div>
+<div class="meta legend">parents → children:
+<span><i class="from"></i>FROM: the child starts from the parent's layers</span>
+<span><i class="copy"></i>copies files from it (COPY --from), shares no layers</span>
+red border: over budget; yellow: changed since the last publish. Hover a node to see its
+edges and row.</div>
 <div class="scroll">{graph(images)}</div>
 <h2>Images</h2>
 <div class="meta">size: compressed layers + config, as the registry stores it. Last publish:
 {esc(sources.get("published", ""))}. Publish history: {esc(sources.get("history", ""))}.</div>
-<div class="scroll">{table(images)}</div>
+<div class="scroll rows">{table(images, model.get("expected"))}</div>
 <h2>Time per image</h2>
 <div class="meta legend"><span><i class="build"></i>built by BuildKit</span>
 <span><i class="hit"></i>staging hit</span> (the last run of each image's
