@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
@@ -61,6 +62,13 @@ BAZEL_FILE = "external/_main~client_settings~rocm_pytorch_client/settings.json"
 
 # The command line flag the Docker actions get the settings file's path with.
 FLAG = "--client-settings"
+
+# The proxy variables, in both spellings (apt reads only the lower-case ones, Go's
+# and Python's HTTP clients either): BuildKit's predefined build arguments.
+PROXY_NAMES = tuple(
+    case(name) for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+    for case in (str.upper, str.lower)
+)  # fmt: skip
 
 # The client's variables the Docker actions read (docs/engine.md); the same list as
 # CLIENT_NAMES in images/private/client_settings.bzl (a test compares them).
@@ -85,6 +93,11 @@ NAMES = (
     # the client's PATH directories that hold docker credential helpers
     # (tools/oci/credhelpers.py helper_path)
     "ROCM_PYTORCH_HELPER_PATH",
+    # the client's HTTP proxies, which the RUNs of image builds get as BuildKit's
+    # predefined proxy build arguments (tools/imagebuild/proxies.py), and the CA
+    # bundle builds trust in place of the host's (tools/mirrors/host.py ca_bundle)
+    *PROXY_NAMES,
+    "SSL_CERT_FILE",
 )
 
 
@@ -154,11 +167,20 @@ def apply(
     return found
 
 
+_USERINFO = re.compile(r"(?:(?<=://)|^)([^/@:\s]*):[^/@\s]*@")
+
+
+def shown(value: str) -> str:
+    """``value`` with the password of a ``[scheme://]user:password@`` in it masked (a
+    proxy's credentials never reach a log)."""
+    return _USERINFO.sub(r"\1:***@", value)
+
+
 def describe(path: Path | str | None, environ: Mapping[str, str] | None = None) -> str:
     """One line for a build's log: where its settings came from and what they are."""
     where = f"client settings ({path})" if path else "client settings (this process's environment)"
     found = settings(environ)
-    return f"{where}: " + (", ".join(f"{k}={v}" for k, v in found.items()) or "none set")
+    return f"{where}: " + (", ".join(f"{k}={shown(v)}" for k, v in found.items()) or "none set")
 
 
 def add_argument(parser: argparse.ArgumentParser) -> None:
@@ -190,6 +212,9 @@ ABSOLUTE = (
     "ROCM_PYTORCH_TEAMCACHE_DIR",
     "ROCM_PYTORCH_MIRRORS",
 )
+# scheme://[user:password@]host[:port][/]: what apt, pip, git and curl all take
+_PROXY_URL = re.compile(r"^(https?|socks5h?|socks4a?)://[^/\s]+/?$")
+
 # The docker CLI's own selectors, which image builds do not read: they use DOCKER_HOST
 # (one engine) and --define builders= (an engine per arch). Refused rather than
 # quietly built somewhere else than the user chose.
@@ -219,6 +244,22 @@ def check_settings(environ: Mapping[str, str] | None = None) -> None:
         envvars.seconds(name, 1.0, environ)
     for name in ABSOLUTE:
         places.check_absolute(name, environ.get(name, "").strip())
+    for name in PROXY_NAMES:
+        given = environ.get(name, "").strip()
+        if given and not name.lower().startswith("no_") and not _PROXY_URL.match(given):
+            raise envvars.SettingError(
+                f"{name}={shown(given)!r} is not a proxy URL: image builds hand it to apt,"
+                " pip and git, and apt takes none without its scheme; set it like"
+                " http://proxy.example:3128"
+            )
+    cert = environ.get("SSL_CERT_FILE", "").strip()
+    if cert:
+        places.check_absolute("SSL_CERT_FILE", cert)
+        if not os.access(cert, os.R_OK) or not Path(cert).is_file():
+            raise envvars.SettingError(
+                f"SSL_CERT_FILE={cert!r} is not a readable file: image builds trust that CA"
+                " bundle in place of this host's; point it at a PEM file, or unset it"
+            )
     for name, fix in NOT_READ.items():
         given = environ.get(name, "").strip()
         # the docker CLI's own default context is DOCKER_HOST's engine: what builds use

@@ -53,6 +53,19 @@ CLIENT_NAMES = [
     # whose login lives in a helper under ~/.local/bin or a cloud SDK's directory
     # must work in a build as in the push (tools/oci/credhelpers.py helper_path)
     "ROCM_PYTORCH_HELPER_PATH",
+    # the client's HTTP proxies (both spellings: apt reads only the lower-case
+    # ones), which the RUNs of image builds get as BuildKit's predefined proxy
+    # build arguments (tools/imagebuild/proxies.py: in no cache key, no image),
+    # and the CA bundle builds trust in place of the host's
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "SSL_CERT_FILE",
 ]
 
 # The catalogue whose names catalog_names.bzl holds; read by label, so watched.

@@ -35,7 +35,7 @@ def bzl_names() -> list[str]:
     text = Path("images/private/client_settings.bzl").read_text()
     block = re.search(r"^CLIENT_NAMES = \[(.*?)\]", text, re.S | re.M)
     assert block, "no CLIENT_NAMES list in client_settings.bzl"
-    return re.findall(r'"([A-Z_]+)"', block.group(1))
+    return re.findall(r'"([A-Za-z_]+)"', block.group(1))
 
 
 def test_the_repository_rule_reads_the_variables_the_tools_apply():
@@ -185,6 +185,11 @@ BAD_SETTINGS = [
     ("ROCM_PYTORCH_MIRRORS", "mirrors.toml", "is not an absolute path"),
     ("DOCKER_CONTEXT", "hostb", "docker context inspect hostb --format"),
     ("BUILDX_BUILDER", "mybuilder", "unset BUILDX_BUILDER"),
+    # the proxies and the CA bundle builds are given (tools/imagebuild/proxies.py)
+    ("HTTPS_PROXY", "proxy.example:3128", "is not a proxy URL"),
+    ("http_proxy", "ftp://proxy.example", "set it like http://proxy.example:3128"),
+    ("SSL_CERT_FILE", "ca.pem", "is not an absolute path"),
+    ("SSL_CERT_FILE", "/nonexistent/ca.pem", "is not a readable file"),
 ]
 
 
@@ -222,5 +227,20 @@ def test_good_settings_pass_the_check():
             "ROCM_PYTORCH_ENGINE_DIR": "/tmp/e",
             "ROCM_PYTORCH_MIRRORS": "/etc/m.toml",
             "DOCKER_CONTEXT": "default",  # the CLI's default context: DOCKER_HOST's engine
+            "HTTPS_PROXY": "http://user:pw@proxy.example:3128",
+            "all_proxy": "socks5h://127.0.0.1:1080/",
+            "NO_PROXY": "internal.example,10.0.0.0/8",
+            "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt",
         }
     )
+
+
+def test_a_proxy_password_is_masked_where_the_settings_are_shown(tmp_path):
+    line = client_env.describe(
+        None, {"HTTPS_PROXY": "http://builder:pw-123@proxy.example:3128", "HOME": "/h"}
+    )
+    assert "pw-123" not in line
+    assert "HTTPS_PROXY=http://builder:***@proxy.example:3128" in line
+    with pytest.raises(client_env.envvars.SettingError) as e:
+        client_env.check_settings({"HTTP_PROXY": "builder:pw-123@proxy.example"})
+    assert "pw-123" not in str(e.value)

@@ -153,9 +153,20 @@ def test_pip_config_files_in_pips_order(monkeypatch, tmp_path):
 
 
 def test_ca_bundle_is_the_first_system_bundle_that_exists(monkeypatch, tmp_path):
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     bundle = tmp_path / "bundle.crt"
     bundle.write_text("x")
     monkeypatch.setattr(host, "CA_BUNDLES", (str(tmp_path / "none.crt"), str(bundle)))
     assert host.ca_bundle() == str(bundle)
     monkeypatch.setattr(host, "CA_BUNDLES", (str(tmp_path / "none.crt"),))
     assert host.ca_bundle() == ""
+
+
+def test_ssl_cert_file_is_the_bundle_builds_trust(monkeypatch, tmp_path):
+    """The user's SSL_CERT_FILE (a TLS-inspecting proxy's CA): what the push trusts, and
+    what the builds get as `mirror-ca` in place of the system's."""
+    bundle = tmp_path / "proxy-ca.pem"
+    bundle.write_text("x")
+    monkeypatch.setattr(host, "CA_BUNDLES", (str(tmp_path / "system.crt"),))
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    assert host.ca_bundle() == str(bundle)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tools import client_env, engine, envvars, mirrors, places, registryd
 from tools.dockerfile import model
-from tools.imagebuild import builders, compile_stats, executed, workdir
+from tools.imagebuild import builders, compile_stats, executed, proxies, workdir
 from tools.imagebuild.outputs import output, staging_output
 from tools.oci.errors import RegistryError
 from tools.oci.reference import DOCKER_HUB, BadReference, Reference, split_host
@@ -265,6 +265,8 @@ def buildx_command(
         cmd += ["--target", spec["stage"]]
     for key, value in sorted(spec.get("build_args", {}).items()):
         cmd += ["--build-arg", f"{key}={value}"]
+    # the client's proxies: names only, the values in the CLI's environment (run_build)
+    cmd += proxies.build_args(os.environ)[0]
     for key, value in sorted(spec.get("labels", {}).items()):
         cmd += ["--label", f"{key}={value}"]
     # One manifest per image: no provenance/SBOM attestation index.
@@ -736,7 +738,7 @@ def run_buildx(
             absent_contexts(spec, Path(tmp) / "absent"),
         )
         log_path = places.log_file(args.log) or Path(tmp) / "buildx.log"
-        env = dict(builder.env, SOURCE_DATE_EPOCH="0")
+        env = dict(builder.env, SOURCE_DATE_EPOCH="0", **proxies.build_args(os.environ)[1])
         registry_log = embedded.log_offset() if staging.embedded else 0
         phases.done("context")
         with log_path.open("w") as log:

@@ -172,7 +172,12 @@ def _local(url: str) -> bool:
 
 
 def ca_bundle() -> str:
-    """This host's CA bundle (the system trust store, local CAs included); "" if none."""
+    """This host's CA bundle: ``$SSL_CERT_FILE`` when the user sets it (what Python,
+    curl and the push trust then; `tools.client_env` refuses one that is no readable
+    file), else the system trust store (local CAs included); "" if none."""
+    given = os.environ.get("SSL_CERT_FILE", "").strip()
+    if given:
+        return given
     for candidate in CA_BUNDLES:
         if Path(candidate).is_file():
             return candidate
