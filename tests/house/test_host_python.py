@@ -56,6 +56,7 @@ COMMANDS = [
     "tools.imagecheck",
     "tools.mirrors",
     "tools.registry",
+    "tools.registry.cli",
     "tools.rehearsal.check",
     "tools.rehearsal.sources",
     "tools.staging",

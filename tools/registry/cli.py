@@ -311,6 +311,20 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--stamp", type=Path, help="a file to write when the check passes")
     _connection_args(check, uploads=False)
 
+    key = sub.add_parser(
+        "signing-key",
+        help="check that the signing key opens, in one line",
+        description="What --config=release runs before anything builds"
+        " (tools/workspace_status_release.sh runs `python3 -m tools.registry.cli"
+        " signing-key`): the key of --key, else $COSIGN_KEY, is opened"
+        " as signing opens it (`cosign public-key`, $COSIGN_PASSWORD), so a release that"
+        " would build for hours and then fail to sign stops at once. With no key set: one"
+        " line saying the push needs one, exit 0 (the push may get `-- --key`), unless"
+        " --require.",
+    )
+    key.add_argument("--key", help="a key file or KMS URI (default: $COSIGN_KEY)")
+    key.add_argument("--require", action="store_true", help="no key set is an error too")
+
     tags = sub.add_parser(
         "tags",
         help="list a repository's tags with digest, target and arch",
@@ -651,6 +665,25 @@ def cmd_check(args) -> int:
     print(preflight.check(images, lambda host: _client(args, host)), file=sys.stderr)
     if args.stamp:
         args.stamp.write_text("checked\n")
+    return 0
+
+
+def cmd_signing_key(args) -> int:
+    from tools.registry import sign
+
+    if not args.key and not os.environ.get("COSIGN_KEY", "").strip():
+        if args.require:
+            raise RegistryError("a release signs, and no key is set: export COSIGN_KEY")
+        print(
+            "registry: note: a release signs, and this shell has no $COSIGN_KEY: give the push"
+            " `-- --key FILE|KMS-URI` (checked only when it starts, after the build), or"
+            " export COSIGN_KEY (and COSIGN_PASSWORD) to have it checked now",
+            file=sys.stderr,
+        )
+        return 0
+    sign.private_key_opens(args.key)
+    where = f"--key {args.key}" if args.key else "$COSIGN_KEY"
+    print(f"registry: the signing key ({where}) opens", file=sys.stderr)
     return 0
 
 
@@ -1040,6 +1073,7 @@ COMMANDS = {
     "about": cmd_about,
     "plan": cmd_plan,
     "check": cmd_check,
+    "signing-key": cmd_signing_key,
     "layout": cmd_layout,
     "load": cmd_load,
     "tags": cmd_tags,

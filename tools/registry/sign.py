@@ -163,20 +163,37 @@ def load_public_key(key: str | None, cosign: str | None = None) -> PublicKey:
         text = user_path(key).read_bytes()
         if b"PUBLIC KEY-----" in text:
             return PublicKey(text)
+    return PublicKey(private_key_opens(key, cosign))
+
+
+KEY_CHECK_TIMEOUT = 120.0  # a KMS key is a round trip to the cloud's service
+
+
+def private_key_opens(key: str | None, cosign: str | None = None) -> bytes:
+    """The public half of the signing key ``key`` (else $COSIGN_KEY) as cosign opens it
+    (`cosign public-key`: a key file with $COSIGN_PASSWORD, the PEM in $COSIGN_KEY, a KMS
+    URI): what signing needs. ``SignError`` in one line when it does not open."""
     arg = key_argument(key)
     cosign = cosign or find_cosign()
-    proc = subprocess.run(
-        [cosign, "public-key", "--key", arg],
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    try:
+        proc = subprocess.run(
+            [cosign, "public-key", "--key", arg],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
+            timeout=KEY_CHECK_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:
+        raise SignError(
+            f"cosign public-key --key {arg}: no answer in {KEY_CHECK_TIMEOUT:.0f} s (a KMS that"
+            " does not answer?)"
+        ) from None
     if proc.returncode != 0 or b"PUBLIC KEY-----" not in proc.stdout:
         detail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
         raise SignError(
             f"cosign public-key --key {arg}: {detail[0]} (is $COSIGN_PASSWORD the key's password?)"
         )
-    return PublicKey(proc.stdout)
+    return proc.stdout
 
 
 class Signer:
