@@ -465,7 +465,18 @@ def _release_signed():
     bad = bazel("run", "//tests/e2e:push_default.verify", *verify, check=False)
     assert bad.returncode == 1, (bad.stderr + bad.stdout)[-1500:]
     assert victim in bad.stderr + bad.stdout, (bad.stderr + bad.stdout)[-1500:]
-    return f"{registry}/{namespace}: verify passed, the moved tag {victim.rsplit('/', 1)[1]} failed"
+    # a key that does not open stops the release before any action runs (#42 2.3)
+    wrong = {**env, "COSIGN_PASSWORD": "not-the-password"}
+    start = time.monotonic()
+    stopped = bazel("build", "//tests/e2e:push_default", *flags, env=wrong, check=False)
+    took = time.monotonic() - start
+    assert stopped.returncode != 0, stopped.stderr[-1500:]
+    assert "decryption failed" in stopped.stderr, stopped.stderr[-1500:]
+    assert "Building image" not in stopped.stderr, stopped.stderr[-1500:]
+    return (
+        f"{registry}/{namespace}: verify passed, the moved tag {victim.rsplit('/', 1)[1]} failed;"
+        f" a wrong key password stopped the release build in {took:.1f}s, no image build started"
+    )
 
 
 @check("two engines: --define builders=gfx1201=<second engine> gives the same images and plan")
