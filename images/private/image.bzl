@@ -413,7 +413,7 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None, v
         inputs = inputs,
         outputs = [descriptor],
         mnemonic = "ImageBuild",
-        progress_message = "Building image %%{label} (%s); log: %s" % (description, log),
+        progress_message = "Building image %%{label} (%s); watch: tail -f %s" % (description, log),
         # a named builder's actions wait, a slot each: no worker (its instances are capped),
         # and the command line is the spawn's own
         execution_requirements = dict(docker_execution_requirements(staging), **({} if builder else WORKER)),

@@ -81,7 +81,7 @@ def _upstream_build(ctx, mode_args, inputs, progress):
         inputs = inputs,
         outputs = [descriptor],
         mnemonic = "UpstreamBuild",
-        progress_message = "%s; log: %s" % (progress, log),
+        progress_message = "%s; watch: tail -f %s" % (progress, log),
         execution_requirements = docker_execution_requirements(staging),
         use_default_shell_env = True,
     )
