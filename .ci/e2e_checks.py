@@ -195,6 +195,21 @@ def _over_budget():
     return lines[0].split(": ", 2)[2]
 
 
+@check("a family over its budget still gets its report, then the report fails naming it")
+def _over_budget_report():
+    page = Path(tempfile.mkdtemp(prefix="e2e-over-")) / "report.html"
+    proc = bazel(
+        "run", "//tests/e2e:report.over_budget", "--", "--offline", "--out", str(page),
+        check=False,
+    )  # fmt: skip
+    assert proc.returncode != 0, "the report passed"
+    assert page.is_file(), proc.stderr[-2000:]
+    assert 'class="node over"' in page.read_text(), "the page does not mark it"
+    line = next(x for x in proc.stderr.splitlines() if x.startswith("registry: error:"))
+    assert "1 image over budget: rocm-runtime.gfx950 (" in line, line
+    return line.removeprefix("registry: error: ")
+
+
 @check("aquery: arch-free targets have one build action; docker actions are local")
 def _aquery():
     proc = bazel(

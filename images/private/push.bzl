@@ -53,7 +53,7 @@ def _left_out(targets):
     """Why `targets`' image sets leave requested archs out (tools/registry prints it)."""
     return [note for t in targets if ImageSetInfo in t for note in t[ImageSetInfo].left_out]
 
-def _plan_file(ctx, images, with_sizes = False):
+def _plan_file(ctx, images, with_logs = False):
     plan = ctx.actions.declare_file(ctx.label.name + ".json")
     ctx.actions.write(plan, json.encode_indent({
         "images": [
@@ -63,7 +63,7 @@ def _plan_file(ctx, images, with_sizes = False):
                 parents = [p.target for p in i.parents],
                 spec = i.spec.short_path,
                 target = i.target,
-                **({"log": i.log, "size": i.size.short_path} if with_sizes and i.size else {})
+                **({"log": i.log} if with_logs else {})
             )
             for i in images
         ],
@@ -136,23 +136,25 @@ def _push_command(ctx):
         return "push --attest"
     return "push"
 
-def _descriptor_launcher(ctx, command, descriptors = True, sizes = False, extra = []):
+def _descriptor_launcher(ctx, command, descriptors = True, report = False, extra = []):
     """The executable of a rule that runs `registry COMMAND` on its images' plan.
 
     Its runfiles hold the plan, the registry tool and each image's spec, and
     with `descriptors` each image's descriptor and size record too (push, verify
     and load read the digests, and an image over its budget fails their build;
-    plan needs only specs, so it builds no image). With `sizes` the plan names
-    each size record and build log too (the report). ``extra``: more files its build
-    must make (the push's RegistryCheck).
+    plan needs only specs, so it builds no image). The `report` names each
+    image's build log in the plan and takes no size record: it reads sizes and
+    budgets from descriptors and specs, so a family over its budget still gets
+    its page, and then the report fails naming those images. ``extra``: more
+    files its build must make (the push's RegistryCheck).
     """
     images = _images(ctx.attr.images)
-    plan = _plan_file(ctx, images, with_sizes = sizes)
+    plan = _plan_file(ctx, images, with_logs = report)
     launcher = _launcher(ctx, command, plan)
     files = [plan] + extra
     for i in images:
         files += [i.descriptor, i.spec] if descriptors else [i.spec]
-        if descriptors and i.size:
+        if descriptors and i.size and not report:
             files.append(i.size)
     return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, files))]
 
@@ -238,7 +240,7 @@ def _report_impl(ctx):
     elif _flag_define(ctx, "attest"):
         expect = ["sboms", "provenances"]
     command = " ".join(["report"] + ["--expect=" + e for e in expect])
-    return _descriptor_launcher(ctx, command, sizes = True)
+    return _descriptor_launcher(ctx, command, report = True)
 
 _DOC_REPORT = """Writes the family report: one self-contained HTML page, and prints its path.
 

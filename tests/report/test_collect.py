@@ -203,3 +203,28 @@ def test_a_child_that_only_copies_from_a_parent_is_told_apart_from_one_built_on_
     assert by_id["torchvision-wheel.gfx950"]["from"] == []
     assert by_id["torchvision-wheel.gfx950"]["parents"] == ["pytorch-base.gfx950"]
     assert model["expected"] == {"signatures": True, "sboms": True, "provenances": False}
+
+
+def test_a_family_over_its_budget_gets_its_report_and_then_the_report_fails(tmp_path, capsys):
+    """The page is written (the image over budget marked), then the command fails naming it:
+    the report rule takes no size record, whose action would fail the build first."""
+    from tools.registry.cli import main
+
+    plan, _, _ = family(tmp_path)
+    spec_file = Path(json.loads(plan.read_text())["images"][1]["spec"])
+    spec = json.loads(spec_file.read_text())
+    spec["budget"] = {"mib": 0.25, "from": "tests budget_mib.pytorch-base"}
+    spec_file.write_text(json.dumps(spec))
+    page = tmp_path / "report.html"
+    code = main(
+        ["report", "--plan", str(plan), "--offline", "--out", str(page),
+         "--logs-root", str(tmp_path / "ws"), "--history", str(tmp_path / "none.jsonl")]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert page.is_file() and 'class="node over"' in page.read_text()
+    (line,) = [x for x in err.splitlines() if x.startswith("registry: error:")]
+    assert line == (
+        "registry: error: 1 image over budget: pytorch-base.gfx950 (5.1 MiB of 0.2 MiB); the"
+        f" report shows them ({page}); shrink them or raise their budgets in the catalogue"
+    )

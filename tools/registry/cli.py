@@ -487,7 +487,7 @@ def cmd_report(args) -> int:
     out.write_text(render(model), encoding="utf-8")
     if args.json:
         print(json.dumps(model, indent=2))
-    over = [i["id"] for i in model["images"] if i["budget_bytes"] and i["size"] > i["budget_bytes"]]
+    over = report.over_budget(model)
     changed = [
         i["id"]
         for i in model["images"]
@@ -499,6 +499,13 @@ def cmd_report(args) -> int:
         file=sys.stderr,
     )
     print(out, file=sys.stderr if args.json else sys.stdout)
+    if over:
+        # the page first (it shows them, red), then the failure a build of them gives
+        raise RegistryError(
+            f"{len(over)} image{'s' if len(over) > 1 else ''} over budget: {', '.join(over)};"
+            f" the report shows them ({out}); shrink them or raise their budgets in the"
+            " catalogue"
+        )
     return 0
 
 

@@ -2,9 +2,8 @@
 
 `bazel run //images:report --define arch=...` builds the family's images for
 those archs (and checks their budgets), then runs this on its plan, which
-names for every image its spec (tags), descriptor (digest, layers), size
-record (`tagconf size`: size and budget) and the path of its build log. It
-reads:
+names for every image its spec (tags, budget), descriptor (digest, layers)
+and the path of its build log. It reads:
 
 - each image's **descriptor**: its size (compressed layers + config) and the
   layers it shares with its parents' (by digest);
@@ -38,6 +37,7 @@ from tools.oci.errors import RegistryError
 from tools.registry import history
 from tools.registry.plan import PlannedImage, planned_image
 from tools.staging.descriptor import DescriptorError, load
+from tools.tagconf import budget
 
 HISTORY_POINTS = 10  # publishes per image on its size plot
 
@@ -48,7 +48,6 @@ class Entry:
 
     id: str
     image: PlannedImage
-    size: Path | None
     log: str | None
 
 
@@ -65,9 +64,7 @@ def read_plan(path: Path, registry: str | None) -> list[Entry]:
             if ident in seen:  # an arch-free image shared by every arch's entries
                 continue
             seen.add(ident)
-            out.append(
-                Entry(ident, image, Path(e["size"]) if e.get("size") else None, e.get("log"))
-            )
+            out.append(Entry(ident, image, e.get("log")))
         return out
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise RegistryError(
@@ -106,18 +103,29 @@ def build_record(log: str | None, root: Path, digest: str) -> dict | None:
 
 
 def _size_record(entry: Entry, descriptor) -> dict:
-    if entry.size:
-        try:
-            return json.loads(entry.size.read_text())
-        except (OSError, ValueError):
-            pass
-    layers = descriptor.layers
-    return {
-        "size": sum(x.size for x in layers) + descriptor.config_blob.size,
-        "layers": len(layers),
-        "budget_bytes": None,
-        "budget_from": None,
-    }
+    """Its size and budget, from the spec and the descriptor (what `tagconf size`
+    reads): the report is made for a family over its budget too, which it shows."""
+    try:
+        spec = json.loads(Path(entry.image.spec).read_text())
+        raw = json.loads(Path(entry.image.descriptor).read_text())
+        return budget.record(spec, raw)
+    except (OSError, ValueError, KeyError, TypeError):
+        layers = descriptor.layers
+        return {
+            "size": sum(x.size for x in layers) + descriptor.config_blob.size,
+            "layers": len(layers),
+            "budget_bytes": None,
+            "budget_from": None,
+        }
+
+
+def over_budget(model: dict) -> list[str]:
+    """The images of ``model`` past their budget: `ID (SIZE of BUDGET)` each."""
+    return [
+        f"{i['id']} ({budget.mib(i['size'])} of {budget.mib(i['budget_bytes'])})"
+        for i in model["images"]
+        if i.get("budget_bytes") and i["size"] > i["budget_bytes"]
+    ]
 
 
 @dataclass

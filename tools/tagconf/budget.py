@@ -62,11 +62,11 @@ def mib(n: float) -> str:
     return f"{n / MiB:,.1f} MiB"
 
 
-def check(spec: Mapping, descriptor: Mapping, label: str) -> dict[str, object]:
-    """The size record of one image; OverBudget (one line) when it is over its budget."""
+def record(spec: Mapping, descriptor: Mapping) -> dict[str, object]:
+    """The size record of one image: its size, layers and budget (None without one)."""
     size = image_size(descriptor)
     budget = spec.get("budget")
-    record: dict[str, object] = {
+    out: dict[str, object] = {
         "target": spec["target"],
         "arch": spec.get("arch"),
         "digest": descriptor["digest"],
@@ -75,15 +75,30 @@ def check(spec: Mapping, descriptor: Mapping, label: str) -> dict[str, object]:
         "budget_from": None,
     }
     if budget:
-        limit = int(budget["mib"] * MiB)
-        record["budget_bytes"] = limit
-        record["budget_from"] = budget["from"]
-        if size["size"] > limit:
-            raise OverBudget(
-                "",
-                f"image over budget: {label} ({spec['target']}, {spec.get('arch') or 'noarch'})"
-                f" is {mib(size['size'])} ({size['size']:,} bytes), its budget"
-                f" {budget['mib']:g} MiB ({budget['from']}): {mib(size['size'] - limit)} over",
-                "shrink the image or raise the budget in the catalogue",
-            )
-    return record
+        out["budget_bytes"] = int(budget["mib"] * MiB)
+        out["budget_from"] = budget["from"]
+    return out
+
+
+def over_budget(spec: Mapping, rec: Mapping, label: str) -> OverBudget | None:
+    """The one-line error of an image over its budget, None within it (or without one)."""
+    limit, size = rec.get("budget_bytes"), int(rec["size"])  # type: ignore[call-overload]
+    if not limit or size <= limit:  # type: ignore[operator]
+        return None
+    budget = spec["budget"]
+    return OverBudget(
+        "",
+        f"image over budget: {label} ({spec['target']}, {spec.get('arch') or 'noarch'})"
+        f" is {mib(size)} ({size:,} bytes), its budget"
+        f" {budget['mib']:g} MiB ({budget['from']}): {mib(size - limit)} over",  # type: ignore[operator]
+        "shrink the image or raise the budget in the catalogue",
+    )
+
+
+def check(spec: Mapping, descriptor: Mapping, label: str) -> dict[str, object]:
+    """The size record of one image; OverBudget (one line) when it is over its budget."""
+    rec = record(spec, descriptor)
+    error = over_budget(spec, rec, label)
+    if error:
+        raise error
+    return rec
