@@ -137,6 +137,11 @@ _ATTRS = {
         executable = True,
         cfg = "exec",
     ),
+    # the digest the upstream tag is pinned to (tools/tagconf/upstream_lock.py)
+    "_upstream_lock": attr.label(
+        default = Label("//images:upstream.lock"),
+        allow_single_file = True,
+    ),
 } | CLIENT_SETTINGS_ATTRS | DEFINE_CHECK_ATTRS
 
 # The `--define staging=` value of the project's own loopback registry (the
@@ -291,7 +296,7 @@ def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out, build_out)
       out: File, the spec JSON to write (tags, refs, build spec).
       build_out: File, the build spec JSON to write (content only).
     """
-    inputs = [catalog, ctx.file.dockerfile]
+    inputs = [catalog, ctx.file.dockerfile, ctx.file._upstream_lock]
     if ctx.file.budgets:
         inputs.append(ctx.file.budgets)
     status = None
@@ -301,6 +306,7 @@ def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out, build_out)
     args = worker_args(ctx)
     args.add_all(spec_arguments(ctx.var, catalog.path, target, arch, value_keys, out.path, status))
     args.add_all(["--build-output", build_out, "--dockerfile", ctx.file.dockerfile])
+    args.add("--upstream-lock", ctx.file._upstream_lock)
     if ctx.file.budgets:
         args.add("--budgets", ctx.file.budgets)
     ctx.actions.run(

@@ -99,7 +99,11 @@ def test_the_plan_says_what_it_plans_in_a_header_on_stderr(expected):
     # the default group for one arch: 14 images, a versioned and a floating tag each
     assert len(refs) == 28, refs
     assert r.stderr.splitlines() == [
-        f"# //tests/e2e:push_default for gfx950: 14 images, 28 tags -> {registry}"
+        f"# //tests/e2e:push_default for gfx950: 14 images, 28 tags -> {registry}",
+        # the image the family starts FROM, and whether images/upstream.lock pins it
+        "upstream: rocm/dev-ubuntu-26.04:10.1.0-full, not locked: the builds take what the"
+        " tag names when they run (a release refuses; `bazel run //images:upstream_lock`"
+        " locks it)",
     ]
 
 

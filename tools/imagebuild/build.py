@@ -27,7 +27,9 @@ from pathlib import Path
 from tools import client_env, engine, envvars, mirrors, places, registryd
 from tools.dockerfile import model
 from tools.imagebuild import builders, compile_stats, executed, proxies, workdir
+from tools.imagebuild import upstream as upstream_mod
 from tools.imagebuild.outputs import output, staging_output
+from tools.oci.credhelpers import helper_path
 from tools.oci.errors import RegistryError
 from tools.oci.reference import DOCKER_HUB, BadReference, Reference, split_host
 from tools.staging import Staging, StagingError, embedded, lease, reads, resolve
@@ -277,6 +279,8 @@ def buildx_command(
         cmd += ["--build-context", f"{name}={path}"]
     if upstream:
         cmd += ["--build-context", f"{spec['upstream']}=docker-image://{upstream.staging_ref}"]
+    else:  # the upstream's tag, pinned to the digest images/upstream.lock holds
+        cmd += upstream_mod.pin(spec)
     if spec.get("cache_ref"):
         cache = spec["cache_ref"]
         cmd += ["--cache-from", f"type=registry,ref={cache}"]
@@ -596,6 +600,15 @@ def build(
     parents = dict(load_parent(item, "parent") for item in args.parent)
     check_parents(spec, sorted(parents))
     upstream = load_parent(args.upstream, "upstream")[1] if args.upstream else None
+    try:  # a release: only from a locked upstream whose tag has not moved
+        upstream_mod.check_release(
+            spec,
+            args.reproducible,
+            upstream is not None,
+            lambda ref: upstream_mod.current_digest(ref, dict(os.environ, PATH=helper_path())),
+        )
+    except upstream_mod.UpstreamError as e:
+        raise BuildError(str(e)) from None
     inputs = [*parents.values(), *([upstream] if upstream else [])]
     claim.add(digests=[d.digest for d in inputs])
     if not staging.embedded and any(d.embedded for d in inputs):

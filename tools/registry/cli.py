@@ -407,6 +407,15 @@ def _report_parser(sub) -> None:
     )
     _plan_args(report)
     _report_options(report)
+    report.add_argument(
+        "--expect",
+        choices=["signatures", "sboms", "provenances"],
+        action="append",
+        default=[],
+        help="what the push attaches to each image, so a missing one shows red (the report"
+        " target passes them: --define sign=1 all three, attest=1 sboms and provenances);"
+        " without it a missing one is grey",
+    )
 
 
 def _report_options(report: argparse.ArgumentParser) -> None:
@@ -438,15 +447,6 @@ def _report_options(report: argparse.ArgumentParser) -> None:
         " the workspace of `bazel run`)",
     )
     report.add_argument("--title", help="the page's title (default: the report target's label)")
-    report.add_argument(
-        "--expect",
-        choices=["signatures", "sboms", "provenances"],
-        action="append",
-        default=[],
-        help="what the push attaches to each image, so a missing one shows red (the report"
-        " target passes them: --define sign=1 all three, attest=1 sboms and provenances);"
-        " without it a missing one is grey",
-    )
     report.add_argument(
         "--json", action="store_true", help="also print the report's data as JSON on stdout"
     )
@@ -641,6 +641,8 @@ def cmd_plan(args) -> int:
     images = _load_plans(args)
     # on stderr: stdout stays one ref a line (or the JSON document)
     print(plan_header(plan_labels(args.plan), images), file=sys.stderr, flush=True)
+    for line in upstream_lines(images):
+        print(line, file=sys.stderr, flush=True)
     if args.json:
         doc = [
             {
@@ -657,6 +659,26 @@ def cmd_plan(args) -> int:
         for ref in image.refs:
             print(ref)
     return 0
+
+
+def upstream_lines(images) -> list[str]:
+    """`upstream: REF@DIGEST (images/upstream.lock)`, or that it is not locked: the image
+    the family starts FROM, as the plan's specs name it."""
+    seen: dict[str, str] = {}
+    for image in images:
+        try:
+            spec = json.loads(image.spec.read_text()) if image.spec else {}
+        except (OSError, ValueError):
+            continue
+        if spec.get("upstream"):
+            seen.setdefault(spec["upstream"], spec.get("upstream_digest") or "")
+    return [
+        f"upstream: {ref}@{digest} (images/upstream.lock)"
+        if digest
+        else f"upstream: {ref}, not locked: the builds take what the tag names when they run"
+        " (a release refuses; `bazel run //images:upstream_lock` locks it)"
+        for ref, digest in seen.items()
+    ]
 
 
 def cmd_check(args) -> int:

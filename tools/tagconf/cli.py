@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tools.tagconf import bake as bake_mod
-from tools.tagconf import budget, starlark
+from tools.tagconf import budget, starlark, upstream_lock
 from tools.tagconf import catalog as catalog_mod
 from tools.tagconf.errors import TagconfError, UsageError
 from tools.tagconf.model import Catalog, Target
@@ -199,6 +199,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help="also write the build spec (content only: no registry, tags or VCS_REF) here",
+    )
+    spec.add_argument(
+        "--upstream-lock",
+        type=Path,
+        metavar="FILE",
+        help="images/upstream.lock: the digest the upstream tag is pinned to (in the spec of"
+        " each image that starts FROM it, as upstream_digest)",
     )
     spec.add_argument(
         "--budgets",
@@ -447,14 +454,15 @@ def _cmd_spec(args: argparse.Namespace, out) -> int:
     registry = None if args.registry is None else check_registry(args.registry)
     cache = check_registry(args.cache_registry, "--cache-registry") if args.cache_registry else ""
     budgets = budget.load_overrides(args.budgets) if args.budgets else None
-    data = image_spec(catalog, target, arch, values, registry, cache, budgets)
+    locked = upstream_lock.load(args.upstream_lock) if args.upstream_lock else None
+    data = image_spec(catalog, target, arch, values, registry, cache, budgets, locked)
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     if args.build_output:
         reads, view = (
             _stage_reads(args.dockerfile, target, sys.stderr) if args.dockerfile else (None, None)
         )
         extra = _optional_args(catalog, args.arg)
-        build = build_spec(catalog, target, arch, values, cache, reads, extra)
+        build = build_spec(catalog, target, arch, values, cache, reads, extra, locked)
         if view:
             # What BuildKit gets as the Dockerfile (ImageBuild writes it into the context):
             # an edit it does not see leaves this file, so the image's build, as it was.

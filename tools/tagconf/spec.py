@@ -64,6 +64,7 @@ def build_spec(
     cache_registry: str = "",
     reads: Callable[[Mapping[str, str]], set[str]] | None = None,
     optional_args: Mapping[str, str] | None = None,
+    upstream_digests: Mapping[str, str] | None = None,
 ) -> dict[str, object]:
     """What shapes the bytes of ``target`` for ``arch``: the ImageBuild action's only spec.
 
@@ -76,6 +77,8 @@ def build_spec(
     (the others are dropped, so changing one rebuilds nothing).
     ``optional_args`` are build args beyond the catalogue's keys (a Dockerfile's
     own optional ARGs, ``--define UCX_REF=...``): content, never tags.
+    ``upstream_digests`` (images/upstream.lock): when it has the upstream ref and the
+    stages read UPSTREAM_IMAGE (one starts FROM the upstream), ``upstream_digest``.
     """
     tags = render_tags(catalog, target, arch, values)
     build_args = {k: v for k, v in values.items() if k != VCS_REF_KEY}
@@ -119,6 +122,9 @@ def build_spec(
             cache_ref(cache_registry, target, tags.arch, tags.versioned) if cache_registry else None
         ),
     }
+    locked = (upstream_digests or {}).get(upstream_ref(values))
+    if locked and "UPSTREAM_IMAGE" in build_args:
+        spec["upstream_digest"] = locked
     if absent:
         # Optional parents not built for this arch: the build passes each as an
         # empty context holding only /NOT-BUILT (this sentence).
@@ -149,6 +155,7 @@ def image_spec(
     registry: str | None = None,
     cache_registry: str = "",
     budgets: Mapping[str, tuple[float, str]] | None = None,
+    upstream_digests: Mapping[str, str] | None = None,
 ) -> dict[str, object]:
     """The build spec of ``target`` for ``arch`` plus where and how it is published, and
     its size budget (checked after the build, never part of it: a new budget rebuilds
@@ -157,7 +164,9 @@ def image_spec(
     registry = catalog.registry if registry is None else registry
     return {
         "budget": budget_of(target, arch, budgets),
-        **build_spec(catalog, target, arch, values, cache_registry),
+        **build_spec(
+            catalog, target, arch, values, cache_registry, upstream_digests=upstream_digests
+        ),
         "registry": registry,
         "vcs_ref": values.get(VCS_REF_KEY) or None,
         "tags": {
