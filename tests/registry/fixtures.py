@@ -330,9 +330,14 @@ class FaultProxy:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
-    def writes(self) -> list[tuple[str, str, int]]:
-        """Requests that would change the registry (uploads, manifests, tags)."""
-        return [r for r in self.requests if r[0] in ("POST", "PUT", "PATCH", "DELETE")]
+    def writes(self, sessions: bool = True) -> list[tuple[str, str, int]]:
+        """Requests that would change the registry (uploads, manifests, tags); without
+        ``sessions``, not the upload sessions opened and cancelled (POST, DELETE of
+        /blobs/uploads/: the registry check of a dry run), which leave nothing."""
+        out = [r for r in self.requests if r[0] in ("POST", "PUT", "PATCH", "DELETE")]
+        if sessions:
+            return out
+        return [r for r in out if not (r[0] in ("POST", "DELETE") and "/blobs/uploads/" in r[1])]
 
     def stop(self) -> None:
         self.stopping.set()

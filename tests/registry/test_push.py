@@ -17,6 +17,7 @@ from tests.registry.family_push import (
     run,
     write_plan,
 )
+from tests.registry.fixtures import Fault
 
 
 def test_default_group_for_two_archs_publishes_exactly_tagconfs_tags(registry):
@@ -61,7 +62,9 @@ def test_dry_run_prints_the_plan_and_writes_nothing(registry, proxy_for):
     proxy = proxy_for(registry)
     result = push_default(proxy.host, "--dry-run")
     assert result.code == 0, result.err
-    assert proxy.writes() == []
+    # the registry check first: one upload session per repository, opened and cancelled
+    assert result.err.startswith(f"registry check: {proxy.host} (http): 14 repositories take a")
+    assert proxy.writes(sessions=False) == []
     lines = result.out.splitlines()
     assert len(lines) == 50
     assert lines[0].startswith(f"{proxy.host}/{NAMESPACE}/rocm-runtime:10.1.0-full-gfx950@sha256:")
@@ -275,3 +278,14 @@ def test_signed_push_of_the_family_verifies_and_a_moved_tag_fails(registry, prox
     assert f"FAILED {ref}@{gfx1201['digest']}: names {gfx1201['digest']}" in tampered.out
     assert f"verification failed: {ref}" in tampered.err
     assert tampered.out.count("verified ") == 49
+
+
+def test_a_dry_run_against_a_registry_that_will_not_take_a_write_says_so(registry, proxy_for):
+    """--dry-run checks a write too (#42 2.2): the credentials a push needs, not only a read."""
+    proxy = proxy_for(registry)
+    proxy.faults.append(Fault("POST", r"/blobs/uploads/$", "403", count=100))
+    result = push_default(proxy.host, "--dry-run")
+    assert result.code == 1
+    assert "may not write there (HTTP 403)" in result.err
+    assert result.err.splitlines()[-1].endswith("nothing written; the push would fail")
+    assert result.out == ""

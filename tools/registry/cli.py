@@ -807,7 +807,7 @@ def cmd_push(args) -> int:
     try:
         with _interruptible(args.timeout):
             if args.dry_run:
-                return _dry_run(pusher, images)
+                return _dry_run(pusher, images, lambda host: _client(args, host))
             result = pusher.push(images)
     except Interrupted as e:
         signum = e.signum
@@ -946,7 +946,19 @@ def _attester(args, pusher: Pusher):
     return attester
 
 
-def _dry_run(pusher: Pusher, images: list[PlannedImage]) -> int:
+def _dry_run(pusher: Pusher, images: list[PlannedImage], client_for: Callable) -> int:
+    """What the push would do, after the registry check (it answers, TLS, credentials
+    for a write: an upload session opened and cancelled per repository, nothing kept)."""
+    from tools.registry import preflight
+
+    try:
+        print(preflight.check(images, client_for), file=sys.stderr)
+    except RegistryError as e:
+        print(f"registry: error: {e}", file=sys.stderr)
+        print(
+            f"dry run: {len(images)} images, nothing written; the push would fail", file=sys.stderr
+        )
+        return 1
     try:
         lines, refusals = pusher.dry_run(images)
     except Interrupted as e:
