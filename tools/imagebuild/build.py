@@ -267,7 +267,7 @@ def buildx_command(
         cmd += ["--target", spec["stage"]]
     for key, value in sorted(spec.get("build_args", {}).items()):
         cmd += ["--build-arg", f"{key}={value}"]
-    # the client's proxies: names only, the values in the CLI's environment (run_build)
+    # the client's proxies: names only, the values in the CLI's environment (run_buildx)
     cmd += proxies.build_args(os.environ)[0]
     for key, value in sorted(spec.get("labels", {}).items()):
         cmd += ["--label", f"{key}={value}"]
@@ -605,7 +605,9 @@ def build(
             spec,
             args.reproducible,
             upstream is not None,
-            lambda ref: upstream_mod.current_digest(ref, dict(os.environ, PATH=helper_path())),
+            lambda ref: upstream_mod.current_digest(
+                ref, dict(os.environ, PATH=helper_path()), args.docker
+            ),
         )
     except upstream_mod.UpstreamError as e:
         raise BuildError(str(e)) from None
