@@ -50,9 +50,10 @@ def family_model(expected: dict | None = None) -> dict:
     for n, (ident, parents) in enumerate(FAMILY):
         extra = {
             "size": (n + 1) * 1024 * MiB,
-            "from": [p for p in parents if p not in COPIES and not ident.endswith("-wheel")]
-            if not ident.endswith("-wheel.gfx950")
-            else [],
+            # a wheel image is built FROM scratch: it starts from no parent
+            "from": []
+            if ident.split(".")[0].endswith("-wheel")
+            else [p for p in parents if p not in COPIES],
             "supply": UNSIGNED,
         }
         if ident == "pytorch.gfx950":

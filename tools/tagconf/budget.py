@@ -82,15 +82,15 @@ def record(spec: Mapping, descriptor: Mapping) -> dict[str, object]:
 
 def over_budget(spec: Mapping, rec: Mapping, label: str) -> OverBudget | None:
     """The one-line error of an image over its budget, None within it (or without one)."""
-    limit, size = rec.get("budget_bytes"), int(rec["size"])  # type: ignore[call-overload]
-    if not limit or size <= limit:  # type: ignore[operator]
+    limit, size = rec.get("budget_bytes"), rec["size"]
+    if not isinstance(limit, int) or not isinstance(size, int) or size <= limit:
         return None
     budget = spec["budget"]
     return OverBudget(
         "",
         f"image over budget: {label} ({spec['target']}, {spec.get('arch') or 'noarch'})"
         f" is {mib(size)} ({size:,} bytes), its budget"
-        f" {budget['mib']:g} MiB ({budget['from']}): {mib(size - limit)} over",  # type: ignore[operator]
+        f" {budget['mib']:g} MiB ({budget['from']}): {mib(size - limit)} over",
         "shrink the image or raise the budget in the catalogue",
     )
 
