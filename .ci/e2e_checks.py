@@ -2,18 +2,18 @@
 
 A test cannot run the Bazel that runs it, so these run after
 `bazel test //tests/...`, against the same output base. The family's builds
-here use the reproducible output (`--define reproducible=1`, as
+here use the reproducible output (`--reproducible`, as
 `--config=release`), which the digest comparisons need:
 
 - `--define arch=gfx950,gfx1201` builds the family; a second build executes
   no action; Bazel holds descriptors only (under 1 MB for 29 images);
-- changing `--define registry=` or `--define VCS_REF=` executes no ImageBuild;
+- changing `--image_registry=` or `--define VCS_REF=` executes no ImageBuild;
 - `bazel aquery` shows one ImageBuild action for each arch-free target
   whatever the archs, and every ImageBuild action is local and uncached,
   with no environment but Bazel's fixed PATH in its key;
 - an unknown `--define arch` fails analysis and lists the known archs; so
-  do a misspelled or unknown `--define` key (`group=`), a bad `--define
-  registry=`, and running `//tests/e2e:push_all` (no all group), each in one line
+  do a misspelled or unknown `--define` key (`group=`), a bad
+  `--image_registry=`, and running `//tests/e2e:push_all` (no all group), each in one line
   without a Starlark traceback; asking
   aiter-wheel (gfx942, gfx950 only) for gfx1201 fails analysis in one line
   (its push refuses an empty plan), and push_default.plan for gfx1201 leaves
@@ -27,12 +27,12 @@ here use the reproducible output (`--define reproducible=1`, as
   image, its size, the budget and the excess;
 - the fixture family's report (`//tests/e2e:report`, offline) holds its 29 images and
   holds up in headless chromium (.ci/report_check.py, tests/report:check_page);
-- `--define cache_registry` exports BuildKit's cache where prune-cache finds it;
+- `--cache_registry` exports BuildKit's cache where prune-cache finds it;
 - `--config=release` publishes the fixture family signed (cosign, a key made
   here), with SBOM and provenance attached; `.verify` passes; a second
   publish writes nothing; a tag moved to the other arch's (also signed)
   image fails `.verify`, naming the ref;
-- two engines (tests/e2e/two_engines.py): `--define builders=gfx1201=<context
+- two engines (tests/e2e/two_engines.py): `--builders=gfx1201=<context
   of a second engine>` builds each image on its engine (BuildKit history) with
   the one-engine digests and the same push plan; a dead builder fails fast
   and `--keep_going` completes the other arch;
@@ -149,14 +149,14 @@ def spawns(*args: str) -> Counter:
     return Counter(m for m in re.findall(r'"mnemonic": "([^"]+)"', text))
 
 
-@check("--define registry= / VCS_REF= changes execute no image build")
+@check("--image_registry= / VCS_REF= changes execute no image build")
 def _publish_change_rebuilds_nothing():
     changed = spawns(
         FAMILY,
         f"--define=arch={ARCHS}",
         REPRODUCIBLE,
         # a registry that answers: the push targets' RegistryCheck asks it for a write
-        f"--define=registry={os.environ['REGISTRY']}/elsewhere",
+        f"--image_registry={os.environ['REGISTRY']}/elsewhere",
         "--define=VCS_REF=1a2b3c4",
     )
     assert changed["ImageBuild"] == 0, f"{changed['ImageBuild']} ImageBuild actions ran"
@@ -226,7 +226,7 @@ def _aquery():
     assert per_label["//tests/e2e:pytorch-src"] == 1, per_label["//tests/e2e:pytorch-src"]
     assert per_label["//tests/e2e:pytorch.gfx950"] == 1
     for action in graph["actions"]:
-        assert "--reproducible" in action["arguments"], "--define reproducible=1 not passed"
+        assert "--reproducible" in action["arguments"], "--reproducible not passed"
         info = {kv["key"]: kv["value"] for kv in action.get("executionInfo", [])}
         for key in ("local", "no-remote", "no-remote-cache"):
             assert key in info, f"{labels[action['targetId']]} lacks {key}"
@@ -262,7 +262,7 @@ def _unknown_arch():
 
 
 @check(
-    "a misspelled or unknown --define and a bad --define registry fail analysis in one line,"
+    "a misspelled, unknown or moved --define and a bad setting fail analysis in one line,"
     " building nothing; push_all fails in one line"
 )
 def _bad_defines():
@@ -272,7 +272,7 @@ def _bad_defines():
         "PYTORCH_VERION is neither a catalogue key nor an optional build arg; did you mean"
         " PYTORCH_VERSION?" in proc.stderr
     )
-    proc = bazel("run", "//tests/e2e:push_default.plan", "--define=registry=h:5/UP", check=False)
+    proc = bazel("run", "//tests/e2e:push_default.plan", "--image_registry=h:5/UP", check=False)
     assert proc.returncode != 0, "analysis succeeded"
     assert 'bad namespace component "UP"' in proc.stderr, proc.stderr[-1000:]
     assert "Building image" not in proc.stderr
@@ -280,9 +280,13 @@ def _bad_defines():
     for args, want in [
         (
             ["//tests/e2e:push_default", "--define=group=nosuch"],
-            "in --define group=nosuch: unknown key group; known keys: arch, attest,",
+            "in --define group=nosuch: unknown key group; known keys: arch, the catalogue's",
         ),
         (["//tests/e2e:pytorch", "--define=arch=gfx951"], "in --define arch=gfx951: unknown arch"),
+        (
+            ["//tests/e2e:push_default", "--define=sign=1"],
+            "in --define sign=1: sign is a build setting now; write --sign --",
+        ),
     ]:
         proc = bazel("build", "--nobuild", "--keep_going", *args, check=False)
         assert proc.returncode != 0, f"{args}: analysis succeeded"
@@ -293,6 +297,27 @@ def _bad_defines():
         assert len(lines) == 1 and lines[0].startswith("ERROR: "), proc.stderr[-2000:]
         assert "define_check rule //images:defines" in lines[0], lines[0]
         assert "created by the macro" not in proc.stderr, proc.stderr[-2000:]
+    # a setting's bad value: one line, from the setting's own target
+    for args, want, setting in [
+        (
+            ["--upstream=rehersal"],
+            "in --upstream=rehersal: unknown value; did you mean rehearsal?",
+            "upstream",
+        ),
+        (
+            ["--builders=gfx951=a"],
+            'in --builders=gfx951=a: unknown arch "gfx951"; did you mean gfx950?',
+            "builders",
+        ),
+    ]:
+        proc = bazel("build", "--nobuild", "//tests/e2e:push_default", *args, check=False)
+        assert proc.returncode != 0, f"{args}: analysis succeeded"
+        assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        lines = [line for line in proc.stderr.splitlines() if want in line]
+        assert len(lines) == 1 and lines[0].startswith("ERROR: "), proc.stderr[-2000:]
+        assert f"rule //images/settings:{setting}" in lines[0], lines[0]
+    proc = bazel("build", "--nobuild", "//tests/e2e:push_default", "--sign=maybe", check=False)
+    assert "'maybe' is not a boolean" in proc.stderr, proc.stderr[-2000:]
     # push_all runs and fails in one line (a script: queries over the package still work)
     proc = bazel("run", "//tests/e2e:push_all", check=False)
     want = (
@@ -410,11 +435,11 @@ def _release_plan():
     return f"{len(stamped)} refs end in -g{sha}"
 
 
-@check("--define cache_registry exports the layer cache to <repository>-cache; prune-cache sees it")
+@check("--cache_registry exports the layer cache to <repository>-cache; prune-cache sees it")
 def _cache_registry():
     registry = os.environ["REGISTRY"]
     namespace = f"e2e-cache-{int(time.time())}"
-    bazel("build", "//tests/e2e:triton-wheel", f"--define=cache_registry={registry}/{namespace}")
+    bazel("build", "//tests/e2e:triton-wheel", f"--cache_registry={registry}/{namespace}")
     url = f"http://{registry}/v2/{namespace}/triton-wheel-cache/tags/list"
     with urllib.request.urlopen(url, timeout=10) as r:
         tags = json.load(r)["tags"]
@@ -450,7 +475,7 @@ def _release_signed():
     flags = [
         "--config=release",
         f"--define=arch={ARCHS}",
-        f"--define=registry={registry}/{namespace}",
+        f"--image_registry={registry}/{namespace}",
     ]
     first = bazel("run", "//tests/e2e:push_default", *flags, env=env)
     assert "signed" in first.stderr + first.stdout, (first.stderr + first.stdout)[-1500:]
@@ -494,7 +519,7 @@ def _release_signed():
     )
 
 
-@check("two engines: --define builders=gfx1201=<second engine> gives the same images and plan")
+@check("two engines: --builders=gfx1201=<second engine> gives the same images and plan")
 def _two_engines():
     assert BEFORE, "first build did not run"
     return two_engines.check(dict(BEFORE), os.path.abspath(".ci/.cache"))
@@ -519,8 +544,8 @@ def _staging_hits():
 
 
 class OtherStaging:
-    """An embedded staging registry of its own (state dir, port), named with --define
-    staging=: a rebuild into it finds nothing staged, so BuildKit builds every image."""
+    """An embedded staging registry of its own (state dir, port), named with
+    --staging=: a rebuild into it finds nothing staged, so BuildKit builds every image."""
 
     def __init__(self) -> None:
         from tools.daemon import free_port
@@ -532,7 +557,7 @@ class OtherStaging:
             "ROCM_PYTORCH_STAGING_DIR": str(self.root),
             "ROCM_PYTORCH_STAGING_PORT": str(port),
         }
-        self.define = f"--define=staging=127.0.0.1:{port}/again"
+        self.define = f"--staging=127.0.0.1:{port}/again"
 
     def staging(self, command: str) -> None:
         subprocess.run(  # the sid tree's Python: docker-registry is in that tree

@@ -538,7 +538,7 @@ def main() -> int:
         defines = [
             "--config=rehearsal",
             f"--define=arch={ARCH}",
-            f"--define=registry={registry}/rh",
+            f"--image_registry={registry}/rh",
         ]
         log = run.root / "exec-push.json"
         start = time.monotonic()
@@ -564,7 +564,7 @@ def main() -> int:
                 "run",
                 f"//images:push_{GROUP}.plan",
                 *defines,
-                f"--define=registry={pushed['registry']}",
+                f"--image_registry={pushed['registry']}",
                 "--",
                 "--json",
             ).stdout
@@ -615,7 +615,7 @@ def main() -> int:
         defines = [
             "--config=rehearsal",
             f"--define=arch={ARCH}",
-            f"--define=registry={pushed['registry']}",
+            f"--image_registry={pushed['registry']}",
         ]
         images = FAMILY + EXTRA
         ids = [label(t).split(":", 1)[1] for t in images]

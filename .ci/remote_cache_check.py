@@ -24,7 +24,7 @@ and from the cache directory itself:
 
 Then the team check (`team`), as a team hits it: machine C (this checkout,
 this engine, output base C) builds //tests/e2e:pytorch.gfx950 into a shared
-loopback staging registry (`--define staging=127.0.0.1:PORT/team`) with the
+loopback staging registry (`--staging=127.0.0.1:PORT/team`) with the
 same cache; machine D (a copy of the checkout in another directory, a second
 private engine with its own socket and docker config, output base D) builds
 the same target and must run 0 ImageBuild actions (all cache hits), then
@@ -338,7 +338,7 @@ def team(workdir: Path, nginx: Nginx, extra: list[str]) -> None:
         "--config=ci",
         f"--remote_cache={nginx.url}",
         "--disk_cache=",
-        f"--define=staging=127.0.0.1:{port}/team",
+        f"--staging=127.0.0.1:{port}/team",
         *extra,
     ]
     try:

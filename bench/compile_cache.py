@@ -14,7 +14,7 @@ a loopback nginx, ccache's http remote storage) in this run's mirror settings:
    empty team cache; then the engine's build cache is pruned but for its
    cache mounts (`--filter type=regular`: no layer of the cold round serves a
    build on another upstream, and the disk is needed);
-2. **base change**: `--define upstream=rehearsal-rebuild`, AMD's rebuild 1 of
+2. **base change**: `--upstream=rehearsal-rebuild`, AMD's rebuild 1 of
    the same release (//images/rehearsal:upstream-rebuild: one layer more, the
    same compilers, a new digest): every image builds again;
 3. **PyTorch bump** (not `--quick`): a new commit of the stand-in PyTorch,
@@ -290,9 +290,7 @@ class CompileBench(Bench):
             )
             info = self.sh([*bazel, "info", "execution_root", *self.bazel_flags])
             logs = Path(info.stdout.strip()) / "bazel-out" / "logs" / "images"
-            return self.build(
-                step, "--define", "upstream=rehearsal-rebuild", bazel=bazel, logs=logs
-            )
+            return self.build(step, "--upstream=rehearsal-rebuild", bazel=bazel, logs=logs)
         finally:
             self.env = saved
             scratch.shutdown()
@@ -368,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         # the cold round's layers are of no use to a build on another upstream; its cache
         # mounts (ccache's, apt's, pip's) are what an engine keeps from build to build
         bench.sh(["docker", "buildx", "prune", "-af", "--filter", "type=regular"])
-        rounds["base change"] = bench.build("base change", "--define", "upstream=rehearsal-rebuild")
+        rounds["base change"] = bench.build("base change", "--upstream=rehearsal-rebuild")
         if not args.quick:
             version = bench.bump_pytorch()
             rounds["PyTorch bump"] = bench.build(

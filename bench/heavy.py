@@ -23,7 +23,7 @@ context) and measures:
   the ImageBuild action: one `docker buildx build` each);
 - host bytes: (staging growth + bazel-out bytes of the image targets) /
   unique blob bytes of the chain, over the first (cold) chain build;
-- ImageBuild actions executed after `--define registry=...` and, separately,
+- ImageBuild actions executed after `--image_registry=...` and, separately,
   `--define VCS_REF=...` (both should be 0);
 - after the chain's descriptors are deleted (what `bazel clean` or a fresh
   runner on the same staging sees): the ImageBuild actions that run again,
@@ -37,9 +37,9 @@ context) and measures:
   images in that mode; ours/floor is the tooling (Bazel's spawn,
   imagebuild's start and checks).
 
-The mode: by default the development one (no `--define reproducible`:
+The mode: by default the development one (no `--reproducible`:
 BuildKit's plain output, a child built on its parent's own snapshot);
-`--release` adds `--define reproducible=1` (what `--config=release` sets:
+`--release` adds `--reproducible` (what `--config=release` sets:
 every new layer's timestamps rewritten, and a child pulls its rewritten
 parent back from staging).
 
@@ -100,7 +100,7 @@ IMAGE_MNEMONIC = "ImageBuild"
 # A user.bazelrc cache must not turn builds into downloads (build_graph.py does the same).
 NO_CACHE = ["--disk_cache=", "--remote_cache="]
 PUBLISH_CHANGES = [
-    ("registry", "--define=registry=127.0.0.1:5999/elsewhere"),
+    ("registry", "--image_registry=127.0.0.1:5999/elsewhere"),
     ("VCS_REF", "--define=VCS_REF=1a2b3c4"),
 ]
 
@@ -138,16 +138,17 @@ class Build:
 
 
 class Bazel:
-    """`bazel build` in the workspace with the run's --define values."""
+    """`bazel build` in the workspace with the run's --define values and settings."""
 
-    def __init__(self, workdir: Path, defines: dict[str, str]) -> None:
+    def __init__(self, workdir: Path, defines: dict[str, str], settings: list[str]) -> None:
         self.workdir = workdir
         self.defines = defines
+        self.settings = settings  # flags: --heavy_dockerfile=..., --reproducible
         self.n = 0
 
     def flags(self, **extra: str) -> list[str]:
         values = {**self.defines, **extra}
-        return [f"--define={k}={v}" for k, v in values.items()] + NO_CACHE
+        return [f"--define={k}={v}" for k, v in values.items()] + self.settings + NO_CACHE
 
     def build(self, targets: list[str], *more: str, **extra: str) -> Build:
         self.n += 1
@@ -458,7 +459,7 @@ def main() -> int:
     parser.add_argument(
         "--release",
         action="store_true",
-        help="build ours with --define reproducible=1 (--config=release's output mode:"
+        help="build ours with --reproducible (--config=release's output mode:"
         " timestamps rewritten) and the floor with that output; default: the plain mode",
     )
     parser.add_argument(
@@ -509,15 +510,10 @@ def main() -> int:
 
 
 def run(args, out, registry, crane, run_id, sizes, workdir, plain, namespaces) -> int:
-    mode = {"reproducible": "1"} if args.release else {}
     bazel = Bazel(
         workdir,
-        {
-            **sizes,
-            "RUN_ID": run_id,
-            "heavy_dockerfile": args.dockerfile,
-            **mode,
-        },
+        {**sizes, "RUN_ID": run_id},
+        [f"--heavy_dockerfile={args.dockerfile}", *(["--reproducible"] if args.release else [])],
     )
     mode_name = "release mode" if args.release else "plain mode"
     labels = {k: f"{PKG}:{k}" for k in IMAGES}

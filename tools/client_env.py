@@ -216,18 +216,18 @@ ABSOLUTE = (
 _PROXY_URL = re.compile(r"^(https?|socks5h?|socks4a?)://[^/\s]+/?$")
 
 # The docker CLI's own selectors, which image builds do not read: they use DOCKER_HOST
-# (one engine) and --define builders= (an engine per arch). Refused rather than
+# (one engine) and --builders= (an engine per arch). Refused rather than
 # quietly built somewhere else than the user chose.
 NOT_READ = {
     "DOCKER_CONTEXT": (
         "image builds take their engine from DOCKER_HOST, not from a docker context;"
         ' export DOCKER_HOST="$(docker context inspect {value} --format'
         " '{{{{.Endpoints.docker.Host}}}}')\" and unset DOCKER_CONTEXT, or map archs to"
-        " contexts with --define builders=<arch>=<context>"
+        " contexts with --builders=<arch>=<context>"
     ),
     "BUILDX_BUILDER": (
         "image builds use the engine's own BuildKit (DOCKER_HOST), not a buildx builder;"
-        " unset BUILDX_BUILDER, or map archs to contexts with --define builders=<arch>=<context>"
+        " unset BUILDX_BUILDER, or map archs to contexts with --builders=<arch>=<context>"
     ),
 }
 

@@ -2,7 +2,7 @@
 # Workspace status of `--config=release` (.bazelrc): the signing key is checked
 # before anything builds, then tools/workspace_status.sh as for every build.
 #
-# A release signs (`--define sign=1`), and a key that does not open would fail
+# A release signs (`--sign`), and a key that does not open would fail
 # the push after hours of image builds. `python3 -m tools.registry.cli signing-key`
 # opens $COSIGN_KEY as signing does (`cosign public-key`, $COSIGN_PASSWORD): a
 # key that does not open stops the Bazel command here, in one line (exit 2);

@@ -1,7 +1,7 @@
 """The arch setting, the transitions that set it, and what --define arch= asks for."""
 
 load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
-load(":defines.bzl", "nearest_names")
+load(":errors.bzl", "nearest_names")
 
 ARCH_SETTING = str(Label("//images:arch"))
 
@@ -45,7 +45,7 @@ def close_archs(name, known, families = {}):
 
     The one that differs only in case (`GFX950`, `gfx110x-all`); else the
     families of a stem (`gfx110X`: `gfx110X-dgpu`, `gfx110X-all`); else the
-    nearest by edit distance (defines.bzl's nearest_names: `gfx951` is
+    nearest by edit distance (errors.bzl's nearest_names: `gfx951` is
     `gfx950`), all of them when several are as near.
 
     Args:
@@ -170,7 +170,7 @@ def requested_archs(ctx, known, default, families = {}):
 
     Returns:
       struct(archs, error) as parse_arch_request: the caller reports an
-      error with defines.bzl's analysis_error (one line, no traceback).
+      error with errors.bzl's analysis_error (one line, no traceback).
     """
     return parse_arch_request(ctx.var.get("arch", default), known, families)
 

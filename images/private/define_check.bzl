@@ -1,8 +1,9 @@
 """define_check: the one analysis-time check of a build's `--define`s, //images:defines.
 
 Every image, image set and stand-in upstream depends on //images:defines
-(DEFINE_CHECK_ATTRS), so a misspelled key, a bad registry string, builders
-map or switch, or an unknown `--define arch=` fails analysis there, once,
+(DEFINE_CHECK_ATTRS), so a misspelled key, a key that is a build setting now
+(`--sign`: write `--sign`), a bad UPSTREAM_IMAGE or an unknown
+`--define arch=` fails analysis there, once,
 before any image target is analysed, in one line.
 
 Why a target of its own: the image targets are made by the image_family
@@ -12,13 +13,14 @@ have been caused by the macro implementation", which reads like a bug in
 the build for what is a typo on the command line; `fail()` would print a
 Starlark traceback instead. //images:defines is declared in
 images/BUILD.bazel itself, by no macro, so its error is the one line
-defines.bzl's analysis_error writes, naming the input at fault and the fix.
+errors.bzl's analysis_error writes, naming the input at fault and the fix.
 The dependency transitions to the noarch configuration: one configured
 check for the whole build, one error line however many archs are asked for.
 """
 
 load(":arch_transition.bzl", "noarch_transition", "parse_arch_request")
-load(":defines.bzl", "analysis_error", "defines_error")
+load(":defines.bzl", "defines_error")
+load(":errors.bzl", "analysis_error")
 
 # The build's check: its archs, families and keys are images/targets.bzl's,
 # which tests/e2e's fixture family shares (the real catalogue).
@@ -50,7 +52,7 @@ def define_check_error(var, archs, families, default_arch, value_keys, catalog_n
       struct(message = str, subject = str or None) or None: what
       analysis_error takes.
     """
-    error = defines_error(var, value_keys, archs + list(families.keys()))
+    error = defines_error(var, value_keys)
     if error:
         return struct(message = error, subject = None)
     spec = var.get("arch", default_arch)
@@ -76,8 +78,8 @@ define_check = rule(
     implementation = _define_check_impl,
     doc = """Fails analysis, in one line, when a `--define` of the build is wrong.
 
-The checks of defines.bzl's defines_error (unknown keys, closed values,
-registry strings, builders, switches, UPSTREAM_IMAGE, upstream), then
+The checks of defines.bzl's defines_error (unknown keys, keys that are build
+settings now, UPSTREAM_IMAGE), then
 `--define arch=`: an unknown name fails naming the closest archs or
 families and listing them all, or, when `catalog_names` has it, saying that
 images/targets.bzl is older than the catalogue and how to regenerate it.

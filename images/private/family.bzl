@@ -122,7 +122,6 @@ def image_family(
         upstream = upstream,
         network = network,
         value_keys = list(defaults.keys()),
-        known_archs = archs + list(families.keys()),
         # --config=release (--stamp): the commit tag comes from the workspace status
         stamp = select({
             Label("//images:stamped"): True,

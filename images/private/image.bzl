@@ -3,16 +3,18 @@
 load(":arch_transition.bzl", "ARCH_SETTING", "arch_transition", "current_arch")
 load(":client_settings.bzl", "CLIENT_SETTINGS_ATTRS", "client_settings_argument")
 load(":define_check.bzl", "DEFINE_CHECK_ATTRS")
-load(":defines.bzl", "OPTIONAL_ARGS", "analysis_error", "builder_for", "defines_error", "flag_define")
+load(":defines.bzl", "OPTIONAL_ARGS", "defines_error")
+load(":errors.bzl", "analysis_error")
 load(":image_info.bzl", "ImageInfo")
+load(":settings.bzl", "SETTINGS_ATTRS", "builder_for", "settings_of")
 
 _DOC = """Builds one catalogue target for one GPU architecture with `docker buildx build`.
 
 Two actions:
 
 * `ImageSpec` runs `tagconf spec` for the target and arch with the
-  `--define` overrides (any catalogue default, `VCS_REF`, `registry`,
-  `cache_registry`) and writes `<name>.spec.json` (tags, refs: what plans
+  `--define` overrides (any catalogue default, `VCS_REF`) and the
+  `--image_registry` and `--cache_registry` settings and writes `<name>.spec.json` (tags, refs: what plans
   and pushes read; needs no Docker) and `<name>.build.json`, the build spec:
   only what shapes the image's bytes (build args, labels, stage). A new
   registry or commit rewrites the first and leaves the second byte-identical,
@@ -21,13 +23,13 @@ Two actions:
   files at their repository-relative paths: BuildKit does not follow
   symlinks), passes every parent as `--build-context
   <parent>=docker-image://<staging>/<repo>@sha256:…`, pushes the image to the
-  staging registry (`--define staging=HOST/PREFIX`, default the embedded
+  staging registry (`--staging=HOST/PREFIX`, default the embedded
   loopback one) and writes `<name>.json`, a descriptor of a few kB (digest,
   manifest, config, staging ref): no blob bytes in bazel-out. The action
   runs locally, unsandboxed (it talks to the Docker daemon); its descriptor
   reaches a remote cache only with a shared staging registry.
 
-Two output modes. `--define reproducible=1` (set by `--config=release`)
+Two output modes. `--reproducible` (set by `--config=release`)
 passes `--reproducible`: BuildKit rewrites every layer's timestamps to
 `SOURCE_DATE_EPOCH=0`, so a clean rebuild of the same inputs gives the same
 digest, which an immutable `-g<VCS_REF>` tag needs (the push refuses one for
@@ -36,7 +38,7 @@ an image built otherwise). Without it, BuildKit's plain output: no rewrite
 snapshot instead of pulling the rewritten parent back from staging. The mode
 is part of the content key and the descriptor (`reproducible`).
 
-`--define builders=ARCH=BUILDER[,...]` (`*`: every arch not named, `noarch`:
+`--builders=ARCH=BUILDER[,...]` (`*`: every arch not named, `noarch`:
 the arch-free targets) sends an arch's builds to a buildx builder or docker
 context instead of the local engine: the action passes `--builder NAME`, so
 re-mapping an arch rebuilds its images, and tools/imagebuild puts the
@@ -86,9 +88,6 @@ _ATTRS = {
         doc = "The Dockerfile; its repository-relative path must be the catalogue's `dockerfile`.",
         allow_single_file = True,
         mandatory = True,
-    ),
-    "known_archs": attr.string_list(
-        doc = "The catalogue's archs and arch families (from targets.bzl): `--define builders=` may name only these, `*` and `noarch`.",
     ),
     "network": attr.string(
         doc = "`docker buildx build --network` for RUN steps: 'host' (real builds fetch packages) or 'none'.",
@@ -142,22 +141,11 @@ _ATTRS = {
         default = Label("//images:upstream.lock"),
         allow_single_file = True,
     ),
-} | CLIENT_SETTINGS_ATTRS | DEFINE_CHECK_ATTRS
+} | CLIENT_SETTINGS_ATTRS | DEFINE_CHECK_ATTRS | SETTINGS_ATTRS
 
-# The `--define staging=` value of the project's own loopback registry (the
-# default): tools/staging starts it on first use.
+# The `--staging` value of the project's own loopback registry (the default):
+# tools/staging starts it on first use.
 EMBEDDED_STAGING = "embedded"
-
-def staging_of(var):
-    """The staging registry `--define staging=` names; EMBEDDED_STAGING without it.
-
-    Args:
-      var: dict, the make variables (`ctx.var`).
-
-    Returns:
-      str.
-    """
-    return var.get("staging", "") or EMBEDDED_STAGING
 
 def image_log(label):
     """Where the build of `label` writes BuildKit's log, shown while it runs and on failure.
@@ -189,7 +177,7 @@ def docker_execution_requirements(staging):
     staging registry they may be cached.
 
     Args:
-      staging: str, from staging_of().
+      staging: str, the `--staging` setting (settings_of(ctx).staging).
 
     Returns:
       dict.
@@ -247,12 +235,13 @@ def remote_builder_resources(_os, _inputs):
     """
     return {"cpu": 0, "memory": 64}
 
-def spec_arguments(var, catalog_path, target, arch, value_keys, out_path, status_path = None):
+def spec_arguments(var, settings, catalog_path, target, arch, value_keys, out_path, status_path = None):
     """The `tagconf spec` command line for one image, with the `--define` overrides.
 
     Args:
       var: dict, the make variables (`ctx.var`): `--define KEY=VALUE` lands here
         (catalogue keys become `--set`, OPTIONAL_ARGS `--arg`).
+      settings: struct, settings_of(ctx): `registry` and `cache_registry`.
       catalog_path: str, path of the catalogue.
       target: str, catalogue target name.
       arch: str or None.
@@ -277,10 +266,10 @@ def spec_arguments(var, catalog_path, target, arch, value_keys, out_path, status
         argv += ["--vcs-ref", var["VCS_REF"]]
     elif status_path:
         argv += ["--status-file", status_path]
-    if "registry" in var:
-        argv += ["--registry", var["registry"]]
-    if var.get("cache_registry"):
-        argv += ["--cache-registry", var["cache_registry"]]
+    if settings.registry:
+        argv += ["--registry", settings.registry]
+    if settings.cache_registry:
+        argv += ["--cache-registry", settings.cache_registry]
     return argv + ["--output", out_path]
 
 def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out, build_out):
@@ -304,7 +293,7 @@ def spec_action(ctx, tagconf, catalog, target, arch, value_keys, out, build_out)
         inputs.append(ctx.info_file)
         status = ctx.info_file.path
     args = worker_args(ctx)
-    args.add_all(spec_arguments(ctx.var, catalog.path, target, arch, value_keys, out.path, status))
+    args.add_all(spec_arguments(ctx.var, settings_of(ctx), catalog.path, target, arch, value_keys, out.path, status))
     args.add_all(["--build-output", build_out, "--dockerfile", ctx.file.dockerfile])
     args.add("--upstream-lock", ctx.file._upstream_lock)
     if ctx.file.budgets:
@@ -350,23 +339,22 @@ def size_action(ctx, tagconf, spec, descriptor):
     )
     return out
 
-def mode_arguments(var):
-    """The ImageBuild arguments of the output mode `--define reproducible=` asks for.
+def mode_arguments(reproducible):
+    """The ImageBuild arguments of the output mode `--reproducible` asks for.
 
     Args:
-      var: dict, the make variables (`ctx.var`).
+      reproducible: bool, the `--reproducible` setting (`--config=release`).
 
     Returns:
-      list[str]: `["--reproducible"]` with `--define reproducible=1` (`--config=release`),
-      else `[]` (BuildKit's plain output).
+      list[str]: `["--reproducible"]` with it, else `[]` (BuildKit's plain output).
     """
-    return ["--reproducible"] if flag_define(var, "reproducible") else []
+    return ["--reproducible"] if reproducible else []
 
 def build_action(ctx, build_spec, description, parents, upstream, arch = None, view = False):
     """Register the ImageBuild action of `ctx`'s Dockerfile into the staging registry.
 
     Reads `ctx.file.dockerfile`, `ctx.files.srcs`, `ctx.attr.context_files`,
-    `ctx.attr.network`, `ctx.var` (`--define staging=`, `builders=`, `reproducible=`) and
+    `ctx.attr.network`, the settings `--staging`, `--builders`, `--reproducible` and
     `ctx.executable._builder`.
 
     Args:
@@ -375,7 +363,7 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None, v
       description: str, shown in the progress message.
       parents: list[ImageInfo], passed as named build contexts.
       upstream: ImageInfo or None, a local stand-in for the upstream image.
-      arch: str or None (arch-free): picks the builder from `--define builders=`.
+      arch: str or None (arch-free): picks the builder from `--builders`.
       view: bool, `build_spec` holds the Dockerfile the build needs (`dockerfile_text`,
         written by ImageSpec): the Dockerfile itself is then no input, so an edit the
         view drops (a comment, a stage this image does not read) re-runs no build.
@@ -384,14 +372,15 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None, v
       File: the image's descriptor JSON.
     """
     descriptor = ctx.actions.declare_file(ctx.label.name + ".json")
-    staging = staging_of(ctx.var)
-    builder = builder_for(ctx.var, arch)
+    settings = settings_of(ctx)
+    staging = settings.staging
+    builder = builder_for(settings.builders, arch)
     args = ctx.actions.args() if builder else worker_args(ctx)
     args.add("--spec", build_spec)
     args.add("--dockerfile", ctx.file.dockerfile.path)
     args.add("--network", ctx.attr.network)
     args.add("--staging", staging)
-    mode = mode_arguments(ctx.var)
+    mode = mode_arguments(settings.reproducible)
     args.add_all(mode)
     if mode:
         description += ", reproducible"
@@ -431,7 +420,7 @@ def build_action(ctx, build_spec, description, parents, upstream, arch = None, v
 def _image_impl(ctx):
     # //images:defines (a dependency) has checked the build's --defines against
     # targets.bzl; this checks them against this target's own keys and archs.
-    error = defines_error(ctx.var, ctx.attr.value_keys, ctx.attr.known_archs or None)
+    error = defines_error(ctx.var, ctx.attr.value_keys)
     if error:
         return analysis_error(ctx, error)
     arch = current_arch(ctx)

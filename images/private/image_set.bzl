@@ -2,7 +2,7 @@
 
 load(":arch_transition.bzl", "requested_archs")
 load(":define_check.bzl", "DEFINE_CHECK_ATTRS")
-load(":defines.bzl", "analysis_error")
+load(":errors.bzl", "analysis_error")
 load(":image_info.bzl", "ImageInfo", "ImageSetInfo")
 
 _DOC = """Selects the arch variants of one arch target that `--define arch=A[,B...]` requests.

@@ -2,9 +2,9 @@
 
 load("@bazel_skylib//lib:shell.bzl", "shell")
 load(":client_settings.bzl", "CLIENT_SETTINGS_ATTRS", "client_settings_argument")
-load(":defines.bzl", "flag_define")
 load(":image.bzl", "LOCAL_DOCKER_EXECUTION_REQUIREMENTS")
 load(":image_info.bzl", "ImageInfo", "ImageSetInfo")
+load(":settings.bzl", "SETTINGS_ATTRS", "settings_of")
 
 _DOC_PUSH = """Pushes images to the registry with the tags tagconf rendered for them.
 
@@ -22,7 +22,7 @@ the group for the requested archs, then runs `tools/registry push`:
 * transient failures are retried with backoff; a final failure names what
   was and was not pushed, and re-running completes the push.
 
-With `--define registry=HOST/NS` that registry is checked while the images
+With `--image_registry=HOST/NS` that registry is checked while the images
 build (a `RegistryCheck` action, never cached): it answers, TLS and the
 credentials work, each repository takes a write (an upload session opened
 and cancelled). A wrong one stops the build in seconds, in one line. The
@@ -124,15 +124,12 @@ def _runfiles(ctx, files):
         ctx.attr._registry[DefaultInfo].default_runfiles,
     )
 
-def _flag_define(ctx, key):
-    """`--define KEY=1` (or 0): True or False; any other value fails analysis."""
-    return flag_define(ctx.var, key)
-
 def _push_command(ctx):
-    """`push`, plus `--sign` (`--define sign=1`, `--config=release`) or `--attest`."""
-    if _flag_define(ctx, "sign"):
+    """`push`, plus `--sign` (the `--sign` setting, `--config=release`) or `--attest`."""
+    settings = settings_of(ctx)
+    if settings.sign:
         return "push --sign"
-    if _flag_define(ctx, "attest"):
+    if settings.attest:
         return "push --attest"
     return "push"
 
@@ -159,7 +156,7 @@ def _descriptor_launcher(ctx, command, descriptors = True, report = False, extra
     return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, files))]
 
 def _registry_check(ctx):
-    """RegistryCheck: the registry of `--define registry=`, checked while the images build.
+    """RegistryCheck: the registry of `--image_registry`, checked while the images build.
 
     tools/registry/preflight.py: it answers, TLS and credentials work, each
     repository takes a write. A wrong one stops the build in seconds, in one
@@ -172,9 +169,10 @@ def _registry_check(ctx):
       ctx: the push rule's context.
 
     Returns:
-      list[File]: the check's stamp, or [] without `--define registry=`.
+      list[File]: the check's stamp, or [] without `--image_registry`.
     """
-    if not ctx.var.get("registry"):
+    registry = settings_of(ctx).registry
+    if not registry:
         return []
     images = _images(ctx.attr.images)
     out = ctx.actions.declare_file(ctx.label.name + ".registry-check")
@@ -189,7 +187,7 @@ def _registry_check(ctx):
         inputs = [i.spec for i in images],
         outputs = [out],
         mnemonic = "RegistryCheck",
-        progress_message = "Checking that %s takes a write (%%{label})" % ctx.var["registry"],
+        progress_message = "Checking that %s takes a write (%%{label})" % registry,
         execution_requirements = {
             "local": "1",
             "no-cache": "1",
@@ -217,7 +215,7 @@ _ATTRS = {
         executable = True,
         cfg = "target",
     ),
-}
+} | SETTINGS_ATTRS
 
 image_push = rule(
     implementation = _push_impl,
@@ -234,10 +232,11 @@ image_push = rule(
 
 def _report_impl(ctx):
     # what the push of this configuration attaches: the page shows a missing one red
+    settings = settings_of(ctx)
     expect = []
-    if _flag_define(ctx, "sign"):
+    if settings.sign:
         expect = ["signatures", "sboms", "provenances"]
-    elif _flag_define(ctx, "attest"):
+    elif settings.attest:
         expect = ["sboms", "provenances"]
     command = " ".join(["report"] + ["--expect=" + e for e in expect])
     return _descriptor_launcher(ctx, command, report = True)
@@ -263,7 +262,7 @@ image_report = rule(
 
 def _report_help_impl(ctx):
     # The report's own help, as a user runs it (`registry about`): what it does,
-    # its options after `--`, the archs and registry of these --defines. Not
+    # its options after `--`, the archs and registry of these flags. Not
     # `registry report --help`: that is the tool's, with the launcher's --plan.
     about = ctx.actions.declare_file(ctx.label.name + ".json")
     ctx.actions.write(about, json.encode_indent({
@@ -271,7 +270,7 @@ def _report_help_impl(ctx):
         "catalog": ctx.file.catalog.short_path,
         "command": "report",
         "label": "//%s:%s" % (ctx.label.package, ctx.attr.report),
-        "registry": ctx.var.get("registry"),
+        "registry": settings_of(ctx).registry or None,
     }, indent = "  ") + "\n")
     launcher = _launcher(ctx, "about", about, flag = "--about")
     return [DefaultInfo(executable = launcher, runfiles = _runfiles(ctx, [about, ctx.file.catalog]))]
@@ -288,7 +287,7 @@ image_report_help = rule(
             executable = True,
             cfg = "target",
         ),
-    },
+    } | SETTINGS_ATTRS,
     executable = True,
 )
 
@@ -311,7 +310,7 @@ def _help_impl(ctx):
         "arch": ctx.var.get("arch"),
         "catalog": ctx.file.catalog.short_path,
         "label": "//%s:%s" % (ctx.label.package, ctx.attr.push),
-        "registry": ctx.var.get("registry"),
+        "registry": settings_of(ctx).registry or None,
         "targets": ctx.attr.targets,
     }, indent = "  ") + "\n")
     launcher = _launcher(ctx, "about", about, flag = "--about")
@@ -334,7 +333,7 @@ catalogue and the registry tool), so no ImageBuild or ImageSpec runs.""",
             executable = True,
             cfg = "target",
         ),
-    },
+    } | SETTINGS_ATTRS,
     executable = True,
 )
 

@@ -3,8 +3,9 @@
 load(":arch_transition.bzl", "noarch_transition")
 load(":client_settings.bzl", "CLIENT_SETTINGS_ATTRS", "client_settings_argument")
 load(":define_check.bzl", "DEFINE_CHECK_ATTRS")
-load(":image.bzl", "docker_execution_requirements", "image_log", "staging_of")
+load(":image.bzl", "docker_execution_requirements", "image_log")
 load(":image_info.bzl", "ImageInfo")
+load(":settings.bzl", "SETTINGS_ATTRS", "settings_of")
 load(":stand_in.bzl", "stand_in_providers")
 
 _DOC = """Builds the stand-in for the upstream ROCm image into the staging registry.
@@ -43,7 +44,7 @@ _UPSTREAM_BUILD_ATTRS = {
         executable = True,
         cfg = "exec",
     ),
-} | CLIENT_SETTINGS_ATTRS | DEFINE_CHECK_ATTRS
+} | CLIENT_SETTINGS_ATTRS | DEFINE_CHECK_ATTRS | SETTINGS_ATTRS
 
 def _upstream_build(ctx, mode_args, inputs, progress):
     """The UpstreamBuild action of a stand-in upstream and its providers.
@@ -59,7 +60,7 @@ def _upstream_build(ctx, mode_args, inputs, progress):
     """
     descriptor = ctx.actions.declare_file(ctx.label.name + ".json")
     spec = ctx.actions.declare_file(ctx.label.name + ".spec.json")
-    staging = staging_of(ctx.var)
+    staging = settings_of(ctx).staging
     log = image_log(ctx.label)
     rocm_version = ctx.var.get("ROCM_VERSION", ctx.attr.rocm_version)
     ctx.actions.write(spec, json.encode({
@@ -127,7 +128,7 @@ build 0): what a weekly upstream update looks like to the family (every
 image built on it builds again) without another mmdebstrap run. One
 `UpstreamBuild` action, seconds; its image goes into the same staging
 repository as the base's. bench/compile_cache.py's "base change":
-`--define upstream=rehearsal-rebuild` after `--config=rehearsal`.
+`--upstream=rehearsal-rebuild` after `--config=rehearsal`.
 
 Example:
 

@@ -5,6 +5,7 @@ load(":client_settings.bzl", "CLIENT_SETTINGS_ATTRS")
 load(":define_check.bzl", "DEFINE_CHECK_ATTRS")
 load(":image.bzl", "build_action")
 load(":image_info.bzl", "ImageInfo")
+load(":settings.bzl", "SETTINGS_ATTRS")
 
 _DOC = """Builds a Dockerfile with no catalogue entry into the staging registry.
 
@@ -68,7 +69,7 @@ stand_in_image = rule(
             executable = True,
             cfg = "exec",
         ),
-    } | CLIENT_SETTINGS_ATTRS | DEFINE_CHECK_ATTRS,
+    } | CLIENT_SETTINGS_ATTRS | DEFINE_CHECK_ATTRS | SETTINGS_ATTRS,
     cfg = noarch_transition,
     provides = [ImageInfo],
 )

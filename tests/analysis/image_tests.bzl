@@ -17,7 +17,7 @@ load("//images/private:catalog_names.bzl", "catalog_names")
 load("//images/private:define_check.bzl", "define_check_error")
 
 # buildifier: disable=bzl-visibility
-load("//images/private:defines.bzl", "builder_for", "defines_error", "flag_error", "parse_builders", "registry_error", "unknown_define_error", "upstream_error", "upstream_image_error", "value_error")
+load("//images/private:defines.bzl", "defines_error", "unknown_define_error", "upstream_image_error")
 
 # buildifier: disable=bzl-visibility
 load("//images/private:family.bzl", "dockerfile_label", "image_label", "image_labels", "no_all_group_message")
@@ -27,6 +27,12 @@ load("//images/private:image.bzl", "mode_arguments", "spec_arguments")
 
 # buildifier: disable=bzl-visibility
 load("//images/private:image_set.bzl", "not_built_message")
+
+# buildifier: disable=bzl-visibility
+load("//images/private:reference.bzl", "registry_error")
+
+# buildifier: disable=bzl-visibility
+load("//images/private:settings.bzl", "builder_for", "parse_builders")
 
 def _action(env, mnemonic):
     actions = [a for a in analysistest.target_actions(env) if a.mnemonic == mnemonic]
@@ -370,7 +376,7 @@ def _define_check_error_impl(ctx):
     # a key nobody reads comes first, with its own subject (the message's KEY=VALUE)
     got = check({"arch": "gfx951", "regsitry": "h/n"})
     asserts.equals(env, None, got.subject)
-    asserts.true(env, got.message.startswith("--define regsitry=h/n: unknown key regsitry; did you mean registry?"), got.message)
+    asserts.true(env, got.message.startswith("--define regsitry=h/n: unknown key regsitry; did you mean --image_registry?"), got.message)
     return unittest.end(env)
 
 define_check_error_test = unittest.make(_define_check_error_impl)
@@ -470,7 +476,7 @@ def _family_set_impl(ctx):
 family_set_test = analysistest.make(_family_set_impl)
 
 def _bad_family_fails_impl(ctx):
-    """A bad family name fails analysis in one line (defines.bzl's analysis_error; the table above has the message)."""
+    """A bad family name fails analysis in one line (errors.bzl's analysis_error; the table above has the message)."""
     env = analysistest.begin(ctx)
     asserts.expect_failure(env, "$(arch=gfx110X) not defined")
     return analysistest.end(env)
@@ -520,7 +526,7 @@ def _family_sets():
 # ---- version overrides flow into tagconf -----------------------------------
 
 def _define_overrides_reach_tagconf_impl(ctx):
-    """--define KEY=VALUE for catalogue keys, VCS_REF, registry and cache_registry become tagconf arguments."""
+    """--define KEY=VALUE for catalogue keys and VCS_REF, --image_registry and --cache_registry become tagconf arguments."""
     env = unittest.begin(ctx)
     keys = ["ROCM_VERSION", "PYTORCH_VERSION", "VCS_REF"]
     rows = [
@@ -532,8 +538,6 @@ def _define_overrides_reach_tagconf_impl(ctx):
                 "PYTORCH_VERSION": "2.16.0",
                 "UCX_REF": "v1.20.0",
                 "VCS_REF": "0123abc",
-                "registry": "127.0.0.1:5000/x",
-                "cache_registry": "127.0.0.1:5000/c",
                 "unrelated": "ignored",
             },
             "gfx1201",
@@ -554,8 +558,10 @@ def _define_overrides_reach_tagconf_impl(ctx):
         ),
         ("empty VCS_REF means none", {"VCS_REF": ""}, "gfx950", ["--arch", "gfx950"]),
     ]
+    settings = struct(registry = "127.0.0.1:5000/x", cache_registry = "127.0.0.1:5000/c")
     for desc, var, arch, middle in rows:
-        got = spec_arguments(var, "images/catalog.toml", "pytorch", arch, keys, "out.json")
+        given = settings if desc == "every kind of define" else _NO_REGISTRIES
+        got = spec_arguments(var, given, "images/catalog.toml", "pytorch", arch, keys, "out.json")
         want = ["--catalog", "images/catalog.toml", "spec", "--target", "pytorch"] + middle + ["--output", "out.json"]
         asserts.equals(env, want, got, desc)
 
@@ -564,18 +570,21 @@ def _define_overrides_reach_tagconf_impl(ctx):
     asserts.equals(
         env,
         stamped + ["--status-file", "stable-status.txt", "--output", "o"],
-        spec_arguments({}, "c", "pytorch", None, keys, "o", "stable-status.txt"),
+        spec_arguments({}, _NO_REGISTRIES, "c", "pytorch", None, keys, "o", "stable-status.txt"),
         "stamped without --define VCS_REF",
     )
     asserts.equals(
         env,
         stamped + ["--vcs-ref", "0123abc", "--output", "o"],
-        spec_arguments({"VCS_REF": "0123abc"}, "c", "pytorch", None, keys, "o", "stable-status.txt"),
+        spec_arguments({"VCS_REF": "0123abc"}, _NO_REGISTRIES, "c", "pytorch", None, keys, "o", "stable-status.txt"),
         "--define VCS_REF wins over stamping",
     )
     return unittest.end(env)
 
 define_overrides_reach_tagconf_test = unittest.make(_define_overrides_reach_tagconf_impl)
+
+# settings_of(ctx) with neither registry setting given
+_NO_REGISTRIES = struct(registry = "", cache_registry = "")
 
 # ---- a target built for some archs only ------------------------------------
 
@@ -601,7 +610,7 @@ _NOT_BUILT = "is not built for gfx1201: images/catalog.toml builds aiter-wheel f
 def _unbuilt_arch_fails_impl(ctx):
     """Asking a target for an arch the catalogue does not build it for fails analysis in one line.
 
-    analysistest sees the tail of that line (defines.bzl's analysis_error);
+    analysistest sees the tail of that line (errors.bzl's analysis_error);
     not_built_message_test holds the message, .ci/e2e_checks.py the whole line.
     """
     env = analysistest.begin(ctx)
@@ -792,18 +801,30 @@ def image_test_suite(name):
     define_overrides_reach_tagconf_test(name = "define_overrides_reach_tagconf_test")
     label_helpers_test(name = "label_helpers_test")
     define_checks_test(name = "define_checks_test")
-    reproducible_define_test(name = "reproducible_define_test")
-    upstream_define_test(name = "upstream_define_test")
     builders_parsing_test(name = "builders_parsing_test")
+    settings_reach_the_build_test(
+        name = "settings_reach_the_build_test",
+        target_under_test = e2e + "rocm-runtime.gfx1201",
+    )
+    for test_name, test, subject in [
+        ("bad_upstream_fails_test", bad_upstream_fails_test, "upstream=rehersal"),
+        ("bad_registry_fails_test", bad_registry_fails_test, "image_registry=h:5/UP"),
+        ("bad_staging_fails_test", bad_staging_fails_test, "staging=h:5000"),
+        ("bad_builders_fails_test", bad_builders_fails_test, "builders=gfx951=a"),
+    ]:
+        test(name = test_name, target_under_test = e2e + "rocm-runtime.gfx1201", subject = "$(%s) not defined" % subject)
     native.test_suite(
         name = name,
         tests = [
             ":pinned_arch_reaches_the_build_test",
             ":build_log_is_the_output_bases_test",
             ":define_checks_test",
-            ":reproducible_define_test",
-            ":upstream_define_test",
             ":builders_parsing_test",
+            ":settings_reach_the_build_test",
+            ":bad_upstream_fails_test",
+            ":bad_registry_fails_test",
+            ":bad_staging_fails_test",
+            ":bad_builders_fails_test",
             ":arch_free_target_has_no_arch_test",
             ":arch_free_parent_is_shared_test",
             ":image_set_default_arch_test",
@@ -834,18 +855,24 @@ def image_test_suite(name):
         ],
     )
 
-# ---- --define keys and registry strings are checked at analysis -------------
+# ---- --define keys are checked at analysis; the other knobs are settings -----
 
 _VALUE_KEYS = ["ROCM_VERSION", "PYTORCH_VERSION", "VCS_REF"]
 
+_MOVED_FLAGS = "--attest, --builders, --cache_registry, --heavy_dockerfile, --image_registry, --reproducible, --sign, --staging, --upstream"
+
+_KNOWN_KEYS = "arch, the catalogue's upper-case keys (ROCM_VERSION, PYTORCH_VERSION, VCS_REF) and optional build args; the other settings are flags (%s)" % _MOVED_FLAGS
+
+_OPTIONAL = "AITER_REF, FLASH_ATTN_REF, SCCACHE_VERSION, TRITON_KERNELS_REF, UCX_REF"
+
 def _define_checks_impl(ctx):
-    """Misspelled --define keys and bad registry strings fail analysis, naming the fix."""
+    """Misspelled, unknown and moved --define keys fail analysis, naming the fix."""
     env = unittest.begin(ctx)
     builtins = {"BINDIR": "x", "COMPILATION_MODE": "fastbuild", "GENDIR": "x", "TARGET_CPU": "k8"}
     key_rows = [
         ("catalogue key", {"PYTORCH_VERSION": "2.16.0"}, None),
         ("Bazel's own variables", builtins, None),
-        ("our lower-case keys", {"arch": "gfx950", "registry": "h/n", "staging": "embedded"}, None),
+        ("the one lower-case key", {"arch": "gfx950"}, None),
         (
             "any other lower-case key: Bazel would ignore it",
             {"absl": "1"},
@@ -856,7 +883,6 @@ def _define_checks_impl(ctx):
             {"group": "nosuch"},
             "--define group=nosuch: unknown key group; known keys: %s; a group is pushed by its own target, e.g. bazel run //images:push_default (no --define)" % _KNOWN_KEYS,
         ),
-        ("bench/heavy's key", {"heavy_dockerfile": "overlap"}, None),
         (
             "misspelled catalogue key",
             {"PYTORCH_VERION": "2.16.0"},
@@ -873,106 +899,65 @@ def _define_checks_impl(ctx):
             {"UCX_RF": "v1.20.0"},
             "--define UCX_RF=v1.20.0: UCX_RF is neither a catalogue key nor an optional build arg; did you mean UCX_REF? (keys: ROCM_VERSION, PYTORCH_VERSION, VCS_REF; optional build args: %s)" % _OPTIONAL,
         ),
-        ("misspelled lower-case key", {"regsitry": "h/n"}, "--define regsitry=h/n: unknown key regsitry; did you mean registry? known keys: %s" % _KNOWN_KEYS),
+        ("misspelled lower-case key", {"acrh": "gfx950"}, "--define acrh=gfx950: unknown key acrh; did you mean arch? known keys: %s" % _KNOWN_KEYS),
+        ("misspelled moved key: its flag", {"regsitry": "h/n"}, "--define regsitry=h/n: unknown key regsitry; did you mean --image_registry? known keys: %s" % _KNOWN_KEYS),
+        ("misspelled switch: its flag", {"reproducibel": "1"}, "--define reproducibel=1: unknown key reproducibel; did you mean --reproducible? known keys: %s" % _KNOWN_KEYS),
     ]
     for desc, var, want in key_rows:
         asserts.equals(env, want, unknown_define_error(var, _VALUE_KEYS), desc)
 
-    value_rows = [
-        ("known value", {"heavy_dockerfile": "overlap"}, None),
-        ("unknown value", {"heavy_dockerfile": "nope"}, "--define heavy_dockerfile=nope: unknown value; known: family, overlap (or leave heavy_dockerfile out)"),
+    # the knobs that are build settings now: refused, naming the flag to write
+    moved_rows = [
+        ({"sign": "1"}, "--define sign=1: sign is a build setting now; write --sign"),
+        ({"attest": "0"}, "--define attest=0: attest is a build setting now; write --noattest"),
+        ({"reproducible": "yes"}, "--define reproducible=yes: reproducible is a build setting now; write --reproducible or --noreproducible"),
+        ({"registry": "h:5000/team"}, "--define registry=h:5000/team: registry is a build setting now; write --image_registry=h:5000/team"),
+        ({"cache_registry": "h/c"}, "--define cache_registry=h/c: cache_registry is a build setting now; write --cache_registry=h/c"),
+        ({"staging": "embedded"}, "--define staging=embedded: staging is a build setting now; write --staging=embedded"),
+        ({"builders": "*=farm"}, "--define builders=*=farm: builders is a build setting now; write --builders=*=farm"),
+        ({"upstream": "rehearsal"}, "--define upstream=rehearsal: upstream is a build setting now; write --upstream=rehearsal"),
+        ({"heavy_dockerfile": "overlap"}, "--define heavy_dockerfile=overlap: heavy_dockerfile is a build setting now; write --heavy_dockerfile=overlap"),
     ]
-    for desc, var, want in value_rows:
-        asserts.equals(env, want, value_error(var), desc)
+    for var, want in moved_rows:
+        asserts.equals(env, want, unknown_define_error(var, _VALUE_KEYS))
 
-    # defines_error: the first problem of all the checks, or None
+    # defines_error: the first problem, or None
     all_rows = [
         ("nothing given", {}, None),
-        ("all good", {"arch": "gfx950", "registry": "h/n", "sign": "1", "upstream": "rehearsal"}, None),
-        ("unknown key first", {"group": "x", "sign": "yes"}, "--define group=x: unknown key group"),
-        ("bad value of a closed list", {"heavy_dockerfile": "nope"}, "--define heavy_dockerfile=nope: unknown value"),
-        ("bad switch", {"sign": "yes"}, "--define sign=yes: want sign=1 or sign=0"),
-        ("bad upstream", {"upstream": "x"}, "--define upstream=x: unknown stand-in upstream"),
-        ("bad builders", {"builders": "x"}, "--define builders=x: \"x\" is not ARCH=BUILDER"),
-        ("bad staging", {"staging": "h:5000"}, "--define staging=h:5000: no namespace"),
-        ("bad cache registry", {"cache_registry": "h/UP"}, "--define cache_registry=h/UP: bad namespace component"),
-        ("registry ending with a slash", {"registry": "h/team/"}, "--define registry=h/team/: ends with '/'; write registry=h/team"),
-        ("staging ending with a slash", {"staging": "h:5000/s/"}, "--define staging=h:5000/s/: ends with '/'; write staging=h:5000/s"),
+        ("all good", {"arch": "gfx950", "PYTORCH_VERSION": "2.16.0", "UPSTREAM_IMAGE": "rocm/dev"}, None),
+        ("unknown key first", {"group": "x", "UPSTREAM_IMAGE": "R"}, "--define group=x: unknown key group"),
+        ("bad upstream image", {"UPSTREAM_IMAGE": "rocm/dev:7"}, "--define UPSTREAM_IMAGE=rocm/dev:7: image reference"),
     ]
     for desc, var, want in all_rows:
-        got = defines_error(var, _VALUE_KEYS, _ARCHS)
+        got = defines_error(var, _VALUE_KEYS + ["UPSTREAM_IMAGE"])
         if want == None:
             asserts.equals(env, None, got, desc)
         else:
             asserts.true(env, got != None and got.startswith(want), "%s: %r" % (desc, got))
 
     example = "; give HOST[:PORT]/NAMESPACE, e.g. registry.example.com:5000/rocm-pytorch"
+    flag = "--image_registry"
     registry_rows = [
         ("host and namespace", "127.0.0.1:5003/rocm-pytorch", False, None),
         ("nested namespace", "registry.example.com/a/b-c__d.e", False, None),
         ("https forced", "https://127.0.0.1:5000/ns", False, None),
-        ("upper case", "127.0.0.1:5003/UP", False, "--define registry=127.0.0.1:5003/UP: bad namespace component \"UP\": repository paths are lowercase (write \"up\")" + example),
-        ("empty host", "//ns", False, "--define registry=//ns: bad host \"\"" + example),
-        ("space", "re l", False, "--define registry=re l: bad host \"re l\"" + example),
-        ("leading dash", "-bad", False, "--define registry=-bad: bad host \"-bad\"" + example),
-        ("bad port", "h:50x0/ns", False, "--define registry=h:50x0/ns: bad port \"50x0\"" + example),
-        ("triple underscore", "h/a___b", False, "--define registry=h/a___b: bad namespace component \"a___b\"" + example),
-        ("empty", "", False, "--define registry=: empty; give HOST[:PORT]/NAMESPACE, e.g. registry.example.com:5000/rocm-pytorch"),
-        ("credentials", "alice:pw@h/x", False, "--define registry=...: credentials in a registry string end up in logs; remove them and log in with `docker login HOST`"),
-        ("staging needs a prefix", "h:5000", True, "--define registry=h:5000: no namespace" + example),
-        ("blanks", " h/ns ", False, "--define registry=\" h/ns \": blanks around the registry; write \"h/ns\" (no blanks)"),
+        ("upper case", "127.0.0.1:5003/UP", False, flag + "=127.0.0.1:5003/UP: bad namespace component \"UP\": repository paths are lowercase (write \"up\")" + example),
+        ("empty host", "//ns", False, flag + "=//ns: bad host \"\"" + example),
+        ("space", "re l", False, flag + "=re l: bad host \"re l\"" + example),
+        ("leading dash", "-bad", False, flag + "=-bad: bad host \"-bad\"" + example),
+        ("bad port", "h:50x0/ns", False, flag + "=h:50x0/ns: bad port \"50x0\"" + example),
+        ("triple underscore", "h/a___b", False, flag + "=h/a___b: bad namespace component \"a___b\"" + example),
+        ("empty", "", False, flag + "=: empty; give HOST[:PORT]/NAMESPACE, e.g. registry.example.com:5000/rocm-pytorch"),
+        ("credentials", "alice:pw@h/x", False, flag + "=...: credentials in a registry string end up in logs; remove them and log in with `docker login HOST`"),
+        ("staging needs a prefix", "h:5000", True, flag + "=h:5000: no namespace" + example),
+        ("blanks", " h/ns ", False, flag + "=\" h/ns \": blanks around the registry; write \"h/ns\" (no blanks)"),
         ("upper-case scheme", "HTTPS://h/ns", False, None),
-        ("trailing slash", "127.0.0.1:5000/team/", False, "--define registry=127.0.0.1:5000/team/: ends with '/'; write registry=127.0.0.1:5000/team"),
-        ("trailing slashes", "https://h:5000//", False, "--define registry=https://h:5000//: ends with '/'; write registry=https://h:5000"),
-        ("trailing slash, no namespace", "h:5000/", True, "--define registry=h:5000/: no namespace" + example),
+        ("trailing slash", "127.0.0.1:5000/team/", False, flag + "=127.0.0.1:5000/team/: ends with '/'; write --image_registry=127.0.0.1:5000/team"),
+        ("trailing slashes", "https://h:5000//", False, flag + "=https://h:5000//: ends with '/'; write --image_registry=https://h:5000"),
+        ("trailing slash, no namespace", "h:5000/", True, flag + "=h:5000/: no namespace" + example),
     ]
     for desc, value, need_namespace, want in registry_rows:
-        asserts.equals(env, want, registry_error("registry", value, need_namespace), desc)
-    return unittest.end(env)
-
-define_checks_test = unittest.make(_define_checks_impl)
-
-_KNOWN_KEYS = "arch, attest, builders, cache_registry, heavy_dockerfile, registry, reproducible, sign, staging, upstream, the catalogue's upper-case keys (ROCM_VERSION, PYTORCH_VERSION, VCS_REF) and optional build args"
-
-_OPTIONAL = "AITER_REF, FLASH_ATTN_REF, SCCACHE_VERSION, TRITON_KERNELS_REF, UCX_REF"
-
-def _reproducible_define_impl(ctx):
-    """`--define reproducible=1` (--config=release) passes --reproducible; 0 or none: plain output."""
-    env = unittest.begin(ctx)
-    asserts.equals(env, [], mode_arguments({}), "no define: BuildKit's plain output")
-    asserts.equals(env, [], mode_arguments({"reproducible": "0"}), "reproducible=0")
-    asserts.equals(env, ["--reproducible"], mode_arguments({"reproducible": "1"}), "reproducible=1")
-    asserts.equals(env, None, unknown_define_error({"reproducible": "1"}, _VALUE_KEYS), "a known key")
-    asserts.equals(
-        env,
-        "--define reproducibel=1: unknown key reproducibel; did you mean reproducible? known keys: " + _KNOWN_KEYS,
-        unknown_define_error({"reproducibel": "1"}, _VALUE_KEYS),
-    )
-    asserts.equals(env, None, flag_error({"reproducible": "1"}, "reproducible"))
-    asserts.equals(
-        env,
-        "--define reproducible=yes: want reproducible=1 or reproducible=0",
-        flag_error({"reproducible": "yes"}, "reproducible"),
-    )
-    return unittest.end(env)
-
-reproducible_define_test = unittest.make(_reproducible_define_impl)
-
-def _upstream_define_impl(ctx):
-    """`--define upstream=` names a stand-in upstream (--config=rehearsal) or fails naming them."""
-    env = unittest.begin(ctx)
-    asserts.equals(env, None, upstream_error("rehearsal"))
-    asserts.equals(env, None, unknown_define_error({"upstream": "rehearsal"}, _VALUE_KEYS))
-    asserts.equals(
-        env,
-        "--define upstream=rehersal: unknown stand-in upstream; known: rehearsal (//images/rehearsal:upstream), rehearsal-rebuild (//images/rehearsal:upstream-rebuild) (--config=rehearsal sets the first), or leave it out to pull UPSTREAM_IMAGE:ROCM_VERSION",
-        upstream_error("rehersal"),
-    )
-    asserts.equals(
-        env,
-        "--define upstrem=rehearsal: unknown key upstrem; did you mean upstream? known keys: " + _KNOWN_KEYS,
-        unknown_define_error({"upstrem": "rehearsal"}, _VALUE_KEYS),
-    )
+        asserts.equals(env, want, registry_error(flag, value, need_namespace), desc)
 
     # `--define UPSTREAM_IMAGE=`: a repository (Docker Hub's short names too), no tag
     for taken in ["rocm/dev-ubuntu-26.04", "ubuntu", "mirror.example.internal/rocm/dev-ubuntu-26.04", "127.0.0.1:5000/rocm/dev"]:
@@ -987,18 +972,21 @@ def _upstream_define_impl(ctx):
         "--define UPSTREAM_IMAGE=Rocm/dev: image reference \"Rocm/dev\": bad repository component \"Rocm\": repository paths are lowercase (write \"rocm\"); give [REGISTRY/]REPOSITORY, e.g. mirror.example.internal/rocm/dev-ubuntu-26.04",
         upstream_image_error("Rocm/dev"),
     )
+    asserts.equals(env, [], mode_arguments(False), "no --reproducible: BuildKit's plain output")
+    asserts.equals(env, ["--reproducible"], mode_arguments(True))
     return unittest.end(env)
 
-upstream_define_test = unittest.make(_upstream_define_impl)
+define_checks_test = unittest.make(_define_checks_impl)
 
-# ---- --define builders=ARCH=BUILDER,... -------------------------------------
+# ---- --builders=ARCH=BUILDER,... ---------------------------------------------
 
 _ARCHS = ["gfx942", "gfx950", "gfx1201"]
 
 def _builders_parsing_impl(ctx):
-    """`--define builders=` parses to {arch: builder}; bad maps fail naming the fix."""
+    """`--builders=` parses to {arch: builder}; bad maps fail naming the fix."""
     env = unittest.begin(ctx)
     ok_rows = [
+        ("unset: the local engine", "", {}),
         ("one arch", "gfx1201=hostb", {"gfx1201": "hostb"}),
         ("default and noarch", "*=farm, noarch=hosta,gfx950=k8s.pool-1", {"*": "farm", "noarch": "hosta", "gfx950": "k8s.pool-1"}),
     ]
@@ -1006,9 +994,8 @@ def _builders_parsing_impl(ctx):
         parsed = parse_builders(value, _ARCHS)
         asserts.equals(env, None, parsed.error, desc)
         asserts.equals(env, want, parsed.builders, desc)
-    where = "--define builders="
+    where = "--builders="
     error_rows = [
-        ("empty", "", where + ": empty; give ARCH=BUILDER[,ARCH=BUILDER...], e.g. gfx1201=host-b,*=host-a"),
         ("no =", "hostb", where + "hostb: \"hostb\" is not ARCH=BUILDER; e.g. gfx1201=host-b,*=host-a"),
         ("no builder", "gfx950=", where + "gfx950=: \"gfx950=\" is not ARCH=BUILDER; e.g. gfx1201=host-b,*=host-a"),
         ("misspelled arch", "gfx1021=hostb", where + "gfx1021=hostb: unknown arch \"gfx1021\"; did you mean gfx1201? known: gfx942, gfx950, gfx1201, * (every other arch), noarch (arch-free targets)"),
@@ -1019,17 +1006,61 @@ def _builders_parsing_impl(ctx):
         asserts.equals(env, want, parse_builders(value, _ARCHS).error, desc)
 
     # which builder an image gets
-    var = {"builders": "gfx1201=hostb,*=farm"}
-    asserts.equals(env, "hostb", builder_for(var, "gfx1201"))
-    asserts.equals(env, "farm", builder_for(var, "gfx950"), "* is the default")
-    asserts.equals(env, "farm", builder_for(var, None), "arch-free targets fall back to *")
-    asserts.equals(env, "hosta", builder_for({"builders": "noarch=hosta,*=farm"}, None))
-    asserts.equals(env, "", builder_for({"builders": "gfx1201=hostb"}, "gfx950"), "unmapped: local engine")
+    builders = {"gfx1201": "hostb", "*": "farm"}
+    asserts.equals(env, "hostb", builder_for(builders, "gfx1201"))
+    asserts.equals(env, "farm", builder_for(builders, "gfx950"), "* is the default")
+    asserts.equals(env, "farm", builder_for(builders, None), "arch-free targets fall back to *")
+    asserts.equals(env, "hosta", builder_for({"noarch": "hosta", "*": "farm"}, None))
+    asserts.equals(env, "", builder_for({"gfx1201": "hostb"}, "gfx950"), "unmapped: local engine")
     asserts.equals(env, "", builder_for({}, "gfx950"), "unset: local engine")
-    asserts.equals(env, None, unknown_define_error({"builders": "gfx950=a"}, _VALUE_KEYS))
     return unittest.end(env)
 
 builders_parsing_test = unittest.make(_builders_parsing_impl)
 
-# (That `--builder` reaches the ImageBuild action is checked with a real
-# `--define builders=` by .ci/e2e_checks.py: a transition cannot set --define.)
+# ---- the settings reach the actions (a transition sets them, as the flags do) --
+
+_BUILDERS = str(Label("//images/settings:builders"))
+_REPRODUCIBLE = str(Label("//images/settings:reproducible"))
+_STAGING = str(Label("//images/settings:staging"))
+_REGISTRY = str(Label("//images/settings:registry"))
+_UPSTREAM = str(Label("//images/settings:upstream"))
+
+def _settings_reach_the_build_impl(ctx):
+    """--builders, --reproducible and --staging reach the ImageBuild action; --image_registry the ImageSpec."""
+    env = analysistest.begin(ctx)
+    build = _action(env, "ImageBuild").argv
+    asserts.equals(env, "hostb", _flag(build, "--builder"), "--builders=gfx1201=hostb")
+    asserts.true(env, "--reproducible" in build, "--reproducible")
+    asserts.equals(env, "127.0.0.1:5999/team", _flag(build, "--staging"))
+    spec = _action(env, "ImageSpec").argv
+    asserts.equals(env, "127.0.0.1:5000/elsewhere", _flag(spec, "--registry"))
+    return analysistest.end(env)
+
+settings_reach_the_build_test = analysistest.make(
+    _settings_reach_the_build_impl,
+    config_settings = {
+        _BUILDERS: "gfx1201=hostb,*=farm",
+        _REPRODUCIBLE: True,
+        _STAGING: "127.0.0.1:5999/team",
+        _REGISTRY: "127.0.0.1:5000/elsewhere",
+    },
+)
+
+def _bad_setting_fails_impl(ctx):
+    """A bad value of a setting fails analysis in one line (the subject is the flag's KEY=VALUE)."""
+    env = analysistest.begin(ctx)
+    asserts.expect_failure(env, ctx.attr.subject)
+    return analysistest.end(env)
+
+def _bad_setting_test(setting, value):
+    return analysistest.make(
+        _bad_setting_fails_impl,
+        expect_failure = True,
+        config_settings = {setting: value},
+        attrs = {"subject": attr.string()},
+    )
+
+bad_upstream_fails_test = _bad_setting_test(_UPSTREAM, "rehersal")
+bad_registry_fails_test = _bad_setting_test(_REGISTRY, "h:5/UP")
+bad_staging_fails_test = _bad_setting_test(_STAGING, "h:5000")
+bad_builders_fails_test = _bad_setting_test(_BUILDERS, "gfx951=a")

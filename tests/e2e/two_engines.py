@@ -1,4 +1,4 @@
-"""Two engines, one `bazel build`: `--define builders=gfx1201=<context>` end to end.
+"""Two engines, one `bazel build`: `--builders=gfx1201=<context>` end to end.
 
 A test cannot run the Bazel that runs it, so this runs from the repository root
 against the workspace's own output base: `.ci/e2e_checks.py` calls ``check``
@@ -9,8 +9,8 @@ after its one-engine build of the fixture family, and
    dir of its own, unix socket only) and create a docker context for it in a
    DOCKER_CONFIG of this check (the user's or CI's config is not touched);
 2. build the fixture family for gfx950 and gfx1201 (reproducible output:
-   `--define reproducible=1`, as the one-engine build it compares with) with
-   `--define builders=gfx1201=<context>`: the mapping re-runs the gfx1201
+   `--reproducible`, as the one-engine build it compares with) with
+   `--builders=gfx1201=<context>`: the mapping re-runs the gfx1201
    image builds only (the new DOCKER_CONFIG is in no action key:
    tools/client_env.py);
 3. assert: every gfx1201 image was built by the second engine and none by
@@ -44,7 +44,7 @@ PLAN = "//tests/e2e:push_default.plan"
 ARCHS = "gfx950,gfx1201"
 # Digests equal across engines only in the reproducible output mode (timestamps rewritten;
 # BuildKit's plain output keeps each engine's own RUN times): every build here uses it.
-REPRODUCIBLE = "--define=reproducible=1"
+REPRODUCIBLE = "--reproducible"
 REMOTE_ARCH = "gfx1201"
 CONTEXT = "rocm-e2e-hostb"
 DOWN_CONTEXT = "rocm-e2e-down"
@@ -172,7 +172,7 @@ def check(before: dict[str, str], log_dir: Path | str) -> str:
         env = second.env()
         since = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - 1))
         log = log_dir / "two-engines-exec-log.json"
-        mapping = f"--define=builders={REMOTE_ARCH}={CONTEXT}"
+        mapping = f"--builders={REMOTE_ARCH}={CONTEXT}"
         start = time.monotonic()
         bazel(
             "build",
@@ -211,7 +211,7 @@ def check(before: dict[str, str], log_dir: Path | str) -> str:
         # the plan does not depend on where images are built
         plan = bazel("run", PLAN, f"--define=arch={ARCHS}", REPRODUCIBLE, env=env).stdout
         plan_b = bazel("run", PLAN, f"--define=arch={ARCHS}", REPRODUCIBLE, mapping, env=env).stdout
-        assert plan == plan_b and plan.strip(), "push plan changed with --define builders="
+        assert plan == plan_b and plan.strip(), "push plan changed with --builders="
 
         # a builder that is down: one line, within seconds; the other arch completes
         start_down = time.monotonic()
@@ -220,7 +220,7 @@ def check(before: dict[str, str], log_dir: Path | str) -> str:
             FAMILY,
             f"--define=arch={ARCHS}",
             REPRODUCIBLE,
-            f"--define=builders={REMOTE_ARCH}={DOWN_CONTEXT}",
+            f"--builders={REMOTE_ARCH}={DOWN_CONTEXT}",
             "--keep_going",
             env=env,
             check=False,

@@ -1,6 +1,6 @@
 """Builder resolution (tools/imagebuild/builders.py) against a fake docker CLI.
 
-What `--define builders=` hands tools/imagebuild: a docker context or buildx
+What `--builders=` hands tools/imagebuild: a docker context or buildx
 builder name, or none (the local engine). The resolved identity and versions
 must reach the content key; an unknown builder and one that is down must fail
 in one line naming it and the arch, within the timeout.
@@ -202,7 +202,7 @@ def test_a_builder_that_is_down_fails_naming_builder_and_arch(docker):
     assert str(e.value) == (
         "builder hostb (for arch gfx1201) is down or unreachable: Cannot connect to the Docker"
         " daemon at unix:///tmp/nothing.sock. Is the docker daemon running?; start it, or map"
-        " gfx1201 to another builder in --define builders="
+        " gfx1201 to another builder in --builders="
     )
 
 

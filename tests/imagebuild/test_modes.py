@@ -1,5 +1,5 @@
 """The two output modes of an image build: BuildKit's plain output unless `--reproducible`
-(`--define reproducible=1`, --config=release) asks for rewritten timestamps; the mode is in
+(`--reproducible`, --config=release) asks for rewritten timestamps; the mode is in
 the content key, so neither mode's staged image is ever reused for the other."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Image references and how the grammar reads them: one table for both of its copies.
 
 tools/oci/reference.py (`Reference.parse`, what the tools read) and
-images/private/defines.bzl (`parse_reference`, what analysis reads, e.g.
+images/private/reference.bzl (`parse_reference`, what analysis reads, e.g.
 `--define UPSTREAM_IMAGE=`) must give the same answer for every row:
 tests/oci/test_references.py runs the Python one, tests/oci/registry_strings_test.bzl
 the Starlark one. Data only, read by both (Python reads it with ast.literal_eval).

@@ -1,7 +1,7 @@
 """Registry strings and whether the grammar takes them: one table for both of its copies.
 
 tools/oci/reference.py (`registry_string`, what the tools check) and
-images/private/defines.bzl (`registry_error`, what analysis checks) must give
+images/private/reference.bzl (`registry_error`, what analysis checks) must give
 the same answer for every row: tests/oci/test_registry_strings.py runs the
 Python one, tests/oci/registry_strings_test.bzl the Starlark one. Data only,
 read by both (Python reads it with ast.literal_eval).

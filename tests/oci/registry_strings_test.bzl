@@ -1,9 +1,9 @@
-"""The Starlark registry and reference grammars (images/private/defines.bzl) against the shared tables."""
+"""The Starlark registry and reference grammars (images/private/reference.bzl) against the shared tables."""
 
 load("@bazel_skylib//lib:unittest.bzl", "asserts", "unittest")
 
 # buildifier: disable=bzl-visibility
-load("//images/private:defines.bzl", "parse_reference", "registry_error")
+load("//images/private:reference.bzl", "parse_reference", "registry_error")
 load(":references.bzl", "REFERENCES")
 load(":registry_strings.bzl", "REGISTRY_STRINGS")
 

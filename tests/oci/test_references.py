@@ -1,4 +1,4 @@
-"""Reference against the table the Starlark parser (defines.bzl) answers too; round trips."""
+"""Reference against the table the Starlark parser (reference.bzl) answers too; round trips."""
 
 from __future__ import annotations
 

@@ -120,7 +120,7 @@ def test_the_help_target_prints_the_push_options_targets_registry_and_groups():
     assert "archs:    gfx950 (the catalogue's default); choose with --define arch=" in out
     assert (
         "registry: snoc-strix.fold-leaffish.ts.net:8080/rocm-pytorch (the catalogue's"
-        " registry); publish elsewhere with --define registry=" in out
+        " registry); publish elsewhere with --image_registry=" in out
     )
     # the groups, and every option of the push
     assert "groups (there is no all group; one target: //tests/e2e:<target>.push):" in out
@@ -138,7 +138,7 @@ def test_the_report_help_target_prints_the_reports_own_help():
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert out.startswith(
-        "usage: bazel run //tests/e2e:report [--define arch=A[,B...]] [--define registry=...]"
+        "usage: bazel run //tests/e2e:report [--define arch=A[,B...]] [--image_registry=...]"
         " -- [options]\n"
     ), out
     assert "//tests/e2e:report: the family report, one self-contained HTML page" in out

@@ -106,7 +106,7 @@ def test_immutable_tag_never_moves(registry, tmp_path):
 
 
 def test_an_immutable_tag_of_a_plain_build_is_refused_and_nothing_is_pushed(registry, tmp_path):
-    # the e2e images are built here without --define reproducible=1: BuildKit's plain output
+    # the e2e images are built here without --reproducible: BuildKit's plain output
     assert metadata("rocm-runtime.gfx950")["reproducible"] is False
     target = f"{registry.host}/{NAMESPACE}"
     entries = [
@@ -120,7 +120,7 @@ def test_an_immutable_tag_of_a_plain_build_is_refused_and_nothing_is_pushed(regi
         line = next(x for x in result.err.splitlines() if "reproducible" in x)
         assert line.startswith("registry: error: immutable tags need reproducible images")
         assert f"rocm-runtime (gfx950) ({target}/rocm-runtime:" in line
-        assert line.endswith("Build with --config=release (or --define reproducible=1)")
+        assert line.endswith("Build with --config=release (or --reproducible)")
     assert registry.all_refs() == {}  # nothing half-pushed
     # its floating and versioned tags are fine
     plain = write_plan(tmp_path, [(t, a, i, None) for t, a, i, _ in entries])
@@ -160,7 +160,7 @@ def test_the_tools_own_registry_is_held_to_the_define_registry_grammar(
 ):
     plan = write_plan(tmp_path, [("triton-wheel", None, "triton-wheel", None)])
     result = registry_tool(command, "--plan", str(plan), f"--registry={value}")
-    # should refuse before any request, in one line, as `--define registry=` does
+    # should refuse before any request, in one line, as `--image_registry=` does
     assert result.code == 2, result
     assert result.err.startswith("registry: error: --registry: ")
     assert message in result.err

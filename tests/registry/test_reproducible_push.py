@@ -1,5 +1,5 @@
 """An immutable tag only for a reproducible image: the push refuses it, before any request,
-for an image whose descriptor says it was built without `--define reproducible=1`."""
+for an image whose descriptor says it was built without `--reproducible`."""
 
 from __future__ import annotations
 
@@ -84,8 +84,7 @@ def test_an_immutable_tag_of_a_non_reproducible_image_is_refused_in_one_line(tmp
     assert refusal == (
         "immutable tags need reproducible images (a clean rebuild must give the same digest);"
         " nothing was pushed: pytorch (gfx950) (127.0.0.1:9/ns/pytorch:2.15.0-gabc1234) built"
-        " without --define reproducible=1. Build with --config=release (or --define"
-        " reproducible=1)"
+        " without --reproducible. Build with --config=release (or --reproducible)"
     )
 
 

@@ -83,7 +83,7 @@ def test_every_other_command_line_passes_through_unchanged(real, desc, given):
 
 
 def test_arguments_with_spaces_and_empty_ones_pass_through_intact(real):
-    args = ["run", "//images:push_default", "--define=registry=a b", "", "-- x"]
+    args = ["run", "//images:push_default", "--image_registry=a b", "", "-- x"]
     proc = run(real, *args)
     assert proc.stdout.split("\n")[:-1] == args
 

@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--builder",
         default=builders.LOCAL,
         metavar="NAME",
-        help="buildx builder or docker context that builds the image (--define builders=);"
+        help="buildx builder or docker context that builds the image (--builders=);"
         " default: the local engine. Its identity and version are part of the content key",
     )
     p.add_argument(
@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--reproducible",
         action="store_true",
-        help="rewrite every layer's timestamps to $SOURCE_DATE_EPOCH (`--define reproducible=1`,"
+        help="rewrite every layer's timestamps to $SOURCE_DATE_EPOCH (`--reproducible`,"
         " --config=release): a clean rebuild gives the same digest, at about 27 s per GB of new"
         " layer; without it, BuildKit's plain output. The mode is part of the content key",
     )
@@ -316,7 +316,7 @@ def staging_stopped(staging: Staging) -> str | None:
     except OSError as e:
         return (
             f"the staging registry {staging.host} does not answer ({e.strerror or e}), so"
-            " BuildKit could not reach it: start it again (or fix --define staging=),"
+            " BuildKit could not reach it: start it again (or fix --staging=),"
             " then build again"
         )
 

@@ -1,6 +1,6 @@
 """Which BuildKit builds an image: the local engine, a buildx builder or a docker context.
 
-`--define builders=ARCH=BUILDER,...` reaches tools/imagebuild as `--builder NAME`
+`--builders=ARCH=BUILDER,...` reaches tools/imagebuild as `--builder NAME`
 (empty: the local engine tools/engine finds or starts). ``resolve`` turns the
 name into a ``Builder``: how to address it on the docker command line and what
 it is (driver, endpoints, BuildKit version of each node and, for engines, the
@@ -210,7 +210,7 @@ def _context_endpoint(docker: str, name: str, env: dict[str, str], limit: float)
 def _down(name: str, arch: str, why: str) -> BuilderError:
     return BuilderError(
         f"builder {name} (for arch {arch}) is down or unreachable: {why}; start it, or map"
-        f" {arch} to another builder in --define builders="
+        f" {arch} to another builder in --builders="
     )
 
 
@@ -220,7 +220,7 @@ def _unknown(name: str, arch: str, docker: str, env: dict[str, str]) -> BuilderE
         f"builder {name} (for arch {arch}) is not a buildx builder or docker context here;"
         f" known: {', '.join(names) or '(none)'} (`docker buildx ls`); create it"
         f" (`docker context create {name} --docker host=...` or `docker buildx create"
-        f" --name {name} ...`) or fix --define builders="
+        f" --name {name} ...`) or fix --builders="
     )
 
 

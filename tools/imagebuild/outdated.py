@@ -2,7 +2,7 @@
 
 `bazel run //tools/imagebuild:outdated -- [--dry-run] [--descriptors DIR]`
 
-Bazel's action key holds a builder's *name* (`--define builders=`), not its
+Bazel's action key holds a builder's *name* (`--builders=`), not its
 version: Bazel cannot ask a builder anything without running an action, so
 after `hostb` is upgraded (or its context re-pointed at another engine) the
 image actions are still up to date for Bazel. Every descriptor records the

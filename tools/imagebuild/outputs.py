@@ -7,9 +7,9 @@ with the same output (bench/heavy.py, bench/rehearsal.py).
 from __future__ import annotations
 
 # BuildKit's output of every image build: pushed to staging, not kept in the engine's
-# image store. The reproducible mode (`--reproducible`: --config=release, `--define
-# reproducible=1`) also rewrites every layer's timestamps to $SOURCE_DATE_EPOCH, so a clean
-# rebuild gives the same digest; that costs a rewrite of each new layer (about 27 s per GB)
+# image store. The reproducible mode (`--reproducible`, which --config=release sets)
+# also rewrites every layer's timestamps to $SOURCE_DATE_EPOCH, so a clean rebuild
+# gives the same digest; that costs a rewrite of each new layer (about 27 s per GB)
 # and a child then pulls its rewritten parent back from staging, since the rewritten blob is
 # not the snapshot BuildKit holds. The plain mode keeps BuildKit's own layers.
 # SOURCE_DATE_EPOCH=0 is set in both (the config's and history's dates).

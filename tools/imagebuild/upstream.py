@@ -14,7 +14,7 @@ The spec of each image with a stage FROM the upstream then carries it
 that image. A new lock rebuilds the family; a tag moved behind the lock's back
 rebuilds nothing.
 
-A release (`--config=release`: `--define reproducible=1`) builds such an image
+A release (`--config=release`: `--reproducible`) builds such an image
 only from a locked upstream whose tag has not moved since: `check_release`
 asks the registry again and stops the build in one line naming both digests
 and the command that takes the new one. A stand-in upstream (the rehearsal's,

@@ -11,7 +11,7 @@ empty components, credentials, a port out of range) is refused before
 anything is built or pushed. The grammar is distribution/reference's
 (regexp.go): domain components and an optional port; lowercase path
 components separated by `.`, `_`, `__` or runs of `-`. It lives here once for
-the tools; images/private/defines.bzl holds it in Starlark for analysis
+the tools; images/private/reference.bzl holds it in Starlark for analysis
 time, and tests/oci/registry_strings.bzl is the one table both must agree on.
 """
 

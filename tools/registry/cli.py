@@ -142,7 +142,7 @@ def push_help(about: dict, catalog) -> str:
     description = f"""\
 {label} builds, then pushes {len(targets)} target{"s" * (len(targets) != 1)}: {", ".join(targets)}
 {_archs_line(about, catalog)}
-  registry: {registry}; publish elsewhere with --define registry=HOST[:PORT]/NAMESPACE
+  registry: {registry}; publish elsewhere with --image_registry=HOST[:PORT]/NAMESPACE
             (or -- --registry HOST[:PORT]/NAMESPACE)
   first:    bazel run {label}.plan  (its tags; builds nothing)
             bazel run {label} -- --dry-run  (builds, asks the registry, writes nothing)
@@ -160,7 +160,7 @@ def _help_parser(label: str, description: str, registry_help: str) -> argparse.A
     """The parser a `.help` target prints: `bazel run LABEL` usage, -h and --registry."""
     parser = argparse.ArgumentParser(
         prog=f"bazel run {label} --",
-        usage=f"bazel run {label} [--define arch=A[,B...]] [--define registry=...] -- [options]",
+        usage=f"bazel run {label} [--define arch=A[,B...]] [--image_registry=...] -- [options]",
         description=description,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         add_help=False,
@@ -194,7 +194,7 @@ def report_help(about: dict, catalog) -> str:
 script; nothing fetched when it is opened); it prints the page's path.
 {_archs_line(about, catalog)}
   registry: {registry}; the last publish is looked up there;
-            another with --define registry=HOST[:PORT]/NAMESPACE (or -- --registry ...)
+            another with --image_registry=HOST[:PORT]/NAMESPACE (or -- --registry ...)
   also:     any catalogue key, --define KEY=VALUE (e.g. --define PYTORCH_VERSION=2.16.0),
             and --config=rehearsal (the stand-in upstream), as for push_default
 
@@ -302,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
         " then per repository open an upload session and cancel it, as the push's first"
         " upload would; nothing is written. One line on stderr: what was checked, or the"
         " first failure and its fix. The push target's build runs it beside the image"
-        " builds when --define registry= is given (images/private/push.bzl).",
+        " builds when --image_registry= is given (images/private/push.bzl).",
     )
     _plan_args(check, required=False)
     check.add_argument(
@@ -393,7 +393,7 @@ Write the family report: one self-contained HTML page (inline CSS, SVG and scrip
 nothing fetched when it is opened) and print its path.
 
   bazel run //images:report --define arch=gfx950[,gfx1201|gfx110X-all|all]
-            [--define registry=HOST[:PORT]/NAMESPACE] [-- OPTIONS]
+            [--image_registry=HOST[:PORT]/NAMESPACE] [-- OPTIONS]
 
 {REPORT_SHOWS}"""
 
@@ -413,7 +413,7 @@ def _report_parser(sub) -> None:
         action="append",
         default=[],
         help="what the push attaches to each image, so a missing one shows red (the report"
-        " target passes them: --define sign=1 all three, attest=1 sboms and provenances);"
+        " target passes them: --sign all three, attest=1 sboms and provenances);"
         " without it a missing one is grey",
     )
 
@@ -1130,7 +1130,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "registry", None) is not None:
             if "@" in args.registry:  # credentials: refused, never printed, `docker login`
                 split_registry(args.registry)
-            # then the grammar `--define registry=` is held to (tagconf)
+            # then the grammar `--image_registry=` is held to (tagconf)
             from tools.tagconf.registry import check_registry
 
             args.registry = check_registry(args.registry)

@@ -63,7 +63,7 @@ def _answers(client: RegistryClient) -> None:
     if r.status_code not in (200, 401):  # 401: it wants credentials, which the write shows
         raise RegistryError(
             f"GET {client.base}/v2/: HTTP {r.status_code}; {client.host} does not answer as an"
-            " OCI registry: check the host, port and path of --define registry="
+            " OCI registry: check the host, port and path of --image_registry="
         )
 
 
@@ -85,7 +85,7 @@ def _takes_a_write(client: RegistryClient, name: str) -> None:
     if r.status_code == 403:
         raise RegistryError(
             f"{where}: the credentials for {client.host} may not write there (HTTP 403);"
-            " log in as a user who may push to it, or give another --define registry="
+            " log in as a user who may push to it, or give another --image_registry="
         )
     raise RegistryError(
         f"POST {client.base}/v2/{name}/blobs/uploads/: HTTP {r.status_code}; {client.host}"

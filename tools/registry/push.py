@@ -3,7 +3,7 @@
 Order of operations, and what it guarantees:
 
 0. Before any request, an immutable tag of an image whose descriptor is not
-   reproducible (built without `--define reproducible=1`, --config=release)
+   reproducible (built without `--reproducible`, --config=release)
    refuses the whole push: a clean rebuild of that commit would give another
    digest, which the tag could then never take (``unreproducible``).
 1. Before anything is written, every immutable tag of the whole push is
@@ -146,8 +146,8 @@ def unreproducible(images: list[PlannedImage], descriptors: dict) -> str:
         return ""
     return (
         "immutable tags need reproducible images (a clean rebuild must give the same digest);"
-        f" nothing was pushed: {', '.join(bad)} built without --define reproducible=1."
-        " Build with --config=release (or --define reproducible=1)"
+        f" nothing was pushed: {', '.join(bad)} built without --reproducible."
+        " Build with --config=release (or --reproducible)"
     )
 
 

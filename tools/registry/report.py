@@ -281,7 +281,7 @@ def collect(
         },
         "notes": notes,
         # what the push of this configuration attaches (--expect: the launcher's, from
-        # --define sign=1 / attest=1): a missing one is red only then
+        # --sign / attest=1): a missing one is red only then
         "expected": {k: k in expect for k in ("signatures", "sboms", "provenances")},
         "images": images,
     }

@@ -451,8 +451,8 @@ def build_cell(i: Mapping) -> str:
 
 def supply_cell(i: Mapping, expected: Mapping | None = None) -> str:
     """The published digest's signatures, SBOMs and provenance: green when attached; a
-    missing one red only when ``expected`` says the push attaches it (``--define
-    sign=1``: all three; ``attest=1``: SBOM and provenance), else grey."""
+    missing one red only when ``expected`` says the push attaches it (``--sign``: all three;
+    ``--attest``: SBOM and provenance), else grey."""
     expected = expected or {}
     s = i.get("supply")
     if not s:

@@ -1,6 +1,6 @@
 """Staging: where image builds put their images, and Bazel keeps only descriptors.
 
-`--define staging=` names the staging registry. Unset, empty or `embedded`
+`--staging=` names the staging registry. Unset, empty or `embedded`
 means the project's own loopback registry (tools/staging/embedded.py), which
 is started on first use; `HOST[:PORT]/PREFIX` names a shared one (a team's
 registry that every builder can reach). ``resolve`` turns that value into a
@@ -87,7 +87,7 @@ class Staging:
 
 
 def resolve(value: str | None, *, start: bool = True) -> Staging:
-    """The staging registry a `--define staging=` value names.
+    """The staging registry a `--staging=` value names.
 
     None, "" and "embedded" mean the embedded registry: started (or checked
     to be running) when ``start``, else only its address is computed.

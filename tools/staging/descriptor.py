@@ -27,9 +27,9 @@ Format (schema 1)::
       "reproducible": true | false
     }
 
-`builder` says which BuildKit built the image (`--define builders=`) and its
+`builder` says which BuildKit built the image (`--builders=`) and its
 versions; they are part of the content key. `reproducible` is the output
-mode (`--define reproducible=1`, --config=release: timestamps rewritten, a
+mode (`--reproducible`, --config=release: timestamps rewritten, a
 clean rebuild gives the same digest), also part of the content key; the push
 refuses an immutable tag for an image built without it. A descriptor without
 the field is from before the modes, when every image was built reproducibly:

@@ -3,7 +3,7 @@
 Every push, plan and cache ref is `<registry>/<repository>:<tag>`, so a
 registry string that no client can pull from is refused before anything is
 built or pushed. The grammar is tools/oci/reference.py's, which
-images/private/defines.bzl applies at Bazel analysis time too.
+images/private/reference.bzl applies at Bazel analysis time too.
 """
 
 from __future__ import annotations
