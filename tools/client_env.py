@@ -37,9 +37,11 @@ environment, as a shell would.
 (``check_settings``: switches, ports, seconds, absolute paths, and the docker
 CLI's DOCKER_CONTEXT and BUILDX_BUILDER, which image builds do not read), then
 starts the embedded staging registry unless it runs (quietly;
-ROCM_PYTORCH_STAGING_AUTOSTART=0 turns that off). A value it cannot use, or a
-ROCM_PYTORCH_STAGING_PORT other than the port the running registry answers on,
-is one line on stderr and exit status 2, which stops the Bazel command before
+ROCM_PYTORCH_STAGING_AUTOSTART=0 turns that off; a registry that cannot start is
+left to the image builds, which start one and say why not). A value it cannot
+use, a ROCM_PYTORCH_STAGING_PORT other than the port the running registry
+answers on, or any other error of the start (a state dir it cannot write) is
+one line on stderr and exit status 2, which stops the Bazel command before
 anything runs (tools/workspace_status.sh).
 """
 
@@ -267,11 +269,19 @@ def check_settings(environ: Mapping[str, str] | None = None) -> None:
             raise envvars.SettingError(f"{name}={given!r}: {fix.format(value=given)}")
 
 
+class AutostartError(Exception):
+    """The staging registry's autostart failed otherwise than a registry that cannot start:
+    one line naming the error, the state dir and the fix."""
+
+
 def start_staging() -> None:
     """Start the embedded staging registry unless it runs or ``$ROCM_PYTORCH_STAGING_AUTOSTART``
-    is off; prints nothing and never fails, except on an autostart setting it cannot
-    read, or a ``$ROCM_PYTORCH_STAGING_PORT`` other than the port the running registry
-    answers on (``SettingError``: the build stops on that line, it does not guess).
+    is off, printing nothing. A registry that cannot start (``StagingError``: no
+    docker-registry, its port taken, no answer in time) is left to the build: an image
+    build starts one and says why it cannot. An autostart setting it cannot read, or a
+    ``$ROCM_PYTORCH_STAGING_PORT`` other than the port the running registry answers on,
+    is a ``SettingError``; any other error (a state dir it cannot write, a bug) an
+    ``AutostartError``: the build stops on that line, it does not guess.
 
     tools.staging is imported here, not declared as a dependency: this runs as a plain
     module from the workspace (tools/workspace_status.sh), and staging's own
@@ -285,14 +295,31 @@ def start_staging() -> None:
         embedded.check_port()
     except StagingError as e:
         raise envvars.SettingError(str(e)) from None
+    state = embedded.state_dir()
     sys.stdout.flush()
+    sys.stderr.flush()
+    kept = os.dup(1), os.dup(2)
     quiet = os.open(os.devnull, os.O_WRONLY)
     os.dup2(quiet, 1)  # the registry's own words are not workspace status
     os.dup2(quiet, 2)
     try:
         embedded.ensure_running()
-    except Exception:
-        pass
+    except StagingError:
+        pass  # expected: the build starts one itself, and says why it cannot
+    except Exception as e:
+        detail = " ".join(str(e).split())
+        raise AutostartError(
+            f"the staging registry's autostart failed: {type(e).__name__}: {detail}"
+            f" (state dir {state}); fix that, or set {AUTOSTART_ENV}=0 and run"
+            " `bazel run //tools/staging -- start`, which shows the whole error"
+        ) from None
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, saved in zip((1, 2), kept, strict=True):
+            os.dup2(saved, fd)
+            os.close(saved)
+        os.close(quiet)
 
 
 USAGE = "usage: python3 -m tools.client_env show FILE | start-staging"
@@ -318,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             check_settings()
             start_staging()
-        except envvars.SettingError as e:
+        except (envvars.SettingError, AutostartError) as e:
             print(f"client_env: error: {e}", file=sys.stderr)
             return 2
         return 0

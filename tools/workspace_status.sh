@@ -6,10 +6,11 @@
 # It also starts the embedded staging registry (docs/staging.md) unless it
 # is running: this command runs outside every action, so the registry
 # outlives the build, where one an image build starts is killed with that
-# action (and under a parallel build that found it running). Quiet, never
-# fails the build (an image build still starts one when this could not);
-# ROCM_PYTORCH_STAGING_AUTOSTART=0 turns it off, and a value of it that is not
-# a switch stops the build in one line.
+# action (and under a parallel build that found it running). Quiet; a registry
+# that cannot start does not fail the build (an image build still starts one
+# when this could not, and says why not); ROCM_PYTORCH_STAGING_AUTOSTART=0
+# turns it off, and a value of it that is not a switch, or any other error of
+# the start (a state dir it cannot write), stops the build in one line.
 # STABLE_ keys go to stable-status.txt, so a new commit re-runs the actions
 # that read them (the tag rules: the immutable `<versioned>-g<sha>` tag).
 #
@@ -27,8 +28,10 @@ set -euo pipefail
 if command -v python3 >/dev/null 2>&1; then
   # bounded: a registry that never gets ready must not hold up every build
   # (tools.staging gives up after 20 s itself). Exit status 2 is a setting it
-  # cannot read (ROCM_PYTORCH_STAGING_AUTOSTART=maybe): the build stops on its
-  # one line, Bazel prints it; every other failure stays quiet.
+  # cannot read (ROCM_PYTORCH_STAGING_AUTOSTART=maybe) or a start that failed
+  # otherwise than a registry that cannot start (tools/client_env.py): the
+  # build stops on its one line, Bazel prints it. A registry that cannot start
+  # exits 0, quietly.
   rc=0
   err=$(timeout 30 python3 -m tools.client_env start-staging 2>&1 >/dev/null) || rc=$?
   if [ "$rc" -eq 2 ]; then

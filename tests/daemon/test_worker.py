@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tools import worker
@@ -110,23 +109,28 @@ def test_output_of_a_child_process_never_enters_the_protocol():
 
 
 def test_sigterm_ends_the_worker_and_what_a_request_reads_is_not_the_protocol():
-    # a request whose child reads stdin (it gets nothing), then one that waits
+    # a request whose child reads stdin (it gets nothing), then one that says on the
+    # worker's log (file descriptor 2, not its response) that it waits, and waits
     proc = worker_process(
         "    if argv == ['read']:\n"
         "        got = subprocess.run(['cat'], capture_output=True, text=True).stdout\n"
         "        print(repr(got), os.environ.get(worker.ENV))\n"
         "        return 0\n"
-        "    print('waiting', flush=True)\n"
-        "    time.sleep(60)\n"
+        "    try:\n"
+        "        os.write(2, b'waiting\\n')\n"
+        "        time.sleep(60)\n"
+        "    finally:\n"
+        "        os.write(2, b'cleaned up\\n')\n"
         "    return 0\n"
     )
-    assert proc.stdin and proc.stdout
+    assert proc.stdin and proc.stdout and proc.stderr
     proc.stdin.write(requests(["read"], ["wait"]).getvalue())
     proc.stdin.flush()
     first = json.loads(proc.stdout.readline())
     # the child read /dev/null, not the next request; the worker counts as a Bazel spawn
     assert first == {"exitCode": 0, "output": "'' 1\n", "requestId": 1}
-    time.sleep(0.5)  # the second request is waiting
+    assert proc.stderr.readline() == "waiting\n"  # the second request runs
     proc.terminate()
     assert proc.wait(timeout=10) == 143
     assert proc.stdout.read() == ""  # no answer for the request SIGTERM ended
+    assert proc.stderr.read() == "cleaned up\n"  # which unwound: its cleanup ran

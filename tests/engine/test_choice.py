@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -32,8 +33,14 @@ def test_the_docker_config_carries_the_buildx_plugin(scratch, fake_engine_at, mo
     monkeypatch.setenv("DOCKER_HOST", fake_engine_at(scratch / "given.sock").host)
     plugin = Path(engine.ensure()["DOCKER_CONFIG"]) / "cli-plugins" / "docker-buildx"
     assert os.access(plugin, os.X_OK)
-    # should find buildx where Debian puts it (inside `bazel`, the sid tree's)
-    assert "/usr/libexec/docker/cli-plugins/docker-buildx" in plugin.read_text()
+    # should reach a real buildx where Debian puts it (inside `bazel`, the sid tree's; from
+    # the host, through the tree's runner): the metadata the docker CLI asks a plugin for
+    run = subprocess.run(
+        [str(plugin), "docker-cli-plugin-metadata"], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    metadata = json.loads(run.stdout)
+    assert (metadata["Vendor"], metadata["ShortDescription"]) == ("Docker Inc.", "Docker Buildx")
 
 
 def test_a_docker_config_with_buildx_is_kept(scratch, fake_engine_at, monkeypatch):

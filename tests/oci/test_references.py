@@ -96,6 +96,20 @@ def test_a_refusal_is_one_line_naming_the_text_and_the_fault():
     assert "bad digest 'sha256:00' (sha256 takes 64 lower-case hex digits)" in str(e.value)
 
 
+def test_a_refused_field_is_named_once_whatever_quotes_the_text_takes():
+    # repr() quotes a text with a single quote in double quotes: the field's fault is
+    # carried as data, not recovered from the message by its quoting
+    for text, fault in (
+        ("reg.io/ns/repo:a'b", """bad tag "a'b" (word characters"""),
+        ("reg.io/ns/it's", """bad repository component "it's" (lowercase letters"""),
+    ):
+        with pytest.raises(BadReference) as e:
+            Reference.parse(text)
+        assert str(e.value).startswith(f"image reference {text!r}: {fault}")
+        assert str(e.value).count("image reference") == 1
+        assert e.value.fault.startswith(fault)
+
+
 def test_credentials_are_refused_and_not_shown():
     with pytest.raises(BadReference) as e:
         Reference.parse("alice:s3cret@reg.io/x:t")

@@ -123,3 +123,14 @@ def test_start_port_taken_is_exit_2(state, monkeypatch, capsys):
         assert main(["start"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("staging: error: staging port") and err.count("\n") == 1
+
+
+def test_start_reads_the_port_setting_as_a_port(state, monkeypatch, capsys):
+    # `start` compared the variable's raw text with the port: 05480 is port 5480, as the
+    # start itself read it (tools/envvars.py), not another port to move to
+    port = int(os.environ[embedded.PORT_ENV])
+    monkeypatch.setenv(embedded.PORT_ENV, f"0{port}")
+    assert main(["start"]) == 0
+    out, err = capsys.readouterr()
+    assert out == f"127.0.0.1:{port}/staging\n"
+    assert embedded.PORT_ENV not in err, err  # no note of a move

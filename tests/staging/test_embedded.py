@@ -255,8 +255,27 @@ def test_a_staging_port_other_than_the_running_registrys_is_refused_in_one_line(
     assert embedded.ensure_running() == other
 
 
-def test_the_workspace_status_command_never_fails_a_build(state, tmp_path):
+def test_a_registry_that_cannot_start_does_not_fail_the_build(state, tmp_path):
     # a registry that cannot start (no binary) leaves the build to start its own
     proc = workspace_status({embedded.BIN_ENV: str(tmp_path / "no-such-registry")})
     assert proc.returncode == 0
     assert not embedded.status()["running"]
+
+
+def test_an_unexpected_autostart_failure_stops_the_build_in_one_line(state, tmp_path):
+    # Every error of the autostart was swallowed, a bug's or a broken state dir's too;
+    # only a registry that cannot start (a StagingError, above) leaves it to the build.
+    not_a_dir = tmp_path / "a-file"
+    not_a_dir.write_text("")
+    proc = workspace_status({embedded.DIR_ENV: str(not_a_dir / "staging")})
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(
+        "client_env: error: the staging registry's autostart failed: NotADirectoryError:"
+    ), proc.stderr
+    assert f"(state dir {not_a_dir / 'staging'})" in proc.stderr
+    assert proc.stderr.endswith(
+        "; fix that, or set ROCM_PYTORCH_STAGING_AUTOSTART=0 and run"
+        " `bazel run //tools/staging -- start`, which shows the whole error\n"
+    )

@@ -167,12 +167,15 @@ def split_registry(registry: str) -> tuple[str, str]:
 
 
 class BadReference(RegistryError):
-    """An image reference the grammar refuses: the ``problem`` (naming the text) and the ``fix``."""
+    """An image reference the grammar refuses: the ``problem`` (naming the text), the ``fix``,
+    and the ``fault`` alone (a field's, without the reference it names: ``parse`` names its
+    text instead; the whole ``problem`` when none is given)."""
 
-    def __init__(self, problem: str, fix: str) -> None:
+    def __init__(self, problem: str, fix: str, *, fault: str | None = None) -> None:
         super().__init__(f"{problem}; {fix}")
         self.problem = problem
         self.fix = fix
+        self.fault = problem if fault is None else fault
 
 
 def tag_ok(tag: str) -> bool:
@@ -242,7 +245,7 @@ class Reference:
         if not problem and self.digest is not None:
             problem = digest_problem(self.digest)
         if problem:
-            raise BadReference(f"image reference {_shown(self)!r}: {problem}", _FIX)
+            raise BadReference(f"image reference {_shown(self)!r}: {problem}", _FIX, fault=problem)
 
     @classmethod
     def parse(cls, text: str, *, default_registry: str | None = None) -> Reference:
@@ -289,7 +292,9 @@ class Reference:
                 digest if at else None,
             )
         except BadReference as e:
-            raise BadReference(f"image reference {text!r}: {_fault(e)}", _FIX) from None
+            raise BadReference(
+                f"image reference {text!r}: {e.fault}", _FIX, fault=e.fault
+            ) from None
 
     @classmethod
     def at(
@@ -346,11 +351,6 @@ def _shown(ref: Reference) -> str:
         )
     except TypeError:
         return repr(ref)
-
-
-def _fault(error: BadReference) -> str:
-    """The fault of a field's BadReference, without the reference it names."""
-    return error.problem.split("': ", 1)[-1]
 
 
 def _registry_problem(registry: str) -> str | None:

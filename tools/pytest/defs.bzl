@@ -5,6 +5,12 @@ load("@rules_python//python:defs.bzl", "py_test")
 
 _MAIN = Label("//tools/pytest:pytest_main.py")
 
+# pytest_main reads its switch with tools/envvars.py.
+_ENVVARS = Label("//tools:envvars_lib")
+
+def _envvars_unless_in(deps):
+    return [] if [d for d in deps if native.package_relative_label(d) == _ENVVARS] else [_ENVVARS]
+
 def pytest_test(name, srcs, deps = [], data = [], args = [], env = {}, tags = [], engine = False, **kwargs):
     """A py_test that runs pytest over `srcs` and writes JUnit XML for Bazel.
 
@@ -30,7 +36,7 @@ def pytest_test(name, srcs, deps = [], data = [], args = [], env = {}, tags = []
         name = name,
         srcs = srcs + [_MAIN],
         main = _MAIN,
-        deps = deps + [requirement("pytest")],
+        deps = deps + [requirement("pytest")] + _envvars_unless_in(deps),
         data = data,
         env = env,
         tags = tags,

@@ -2,7 +2,10 @@
 
 Writes JUnit XML to $XML_OUTPUT_FILE (so per-case results show up in
 bazel-testlogs and in .ci/run's summary), keeps pytest's cache out of the
-read-only runfiles, and turns "no tests collected" into a failure.
+read-only runfiles, and turns "no tests collected" into a failure. With
+$ROCM_PYTORCH_TEST_ENGINE on (a switch, tools/envvars.py: a value that is
+none stops the test in one line), it first puts tools.engine's environment
+into os.environ.
 """
 
 import os
@@ -10,9 +13,18 @@ import sys
 
 import pytest
 
+from tools import envvars
+
+ENGINE_ENV = "ROCM_PYTORCH_TEST_ENGINE"  # pytest_test(engine = True) sets it to 1
+
 
 def main() -> int:
-    if os.environ.get("ROCM_PYTORCH_TEST_ENGINE"):  # pytest_test(engine = True)
+    try:
+        use_engine = envvars.switch(ENGINE_ENV, False)
+    except envvars.SettingError as e:
+        print(f"pytest_main: error: {e}", file=sys.stderr)
+        return 2
+    if use_engine:
         from tools import engine
 
         try:

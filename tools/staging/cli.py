@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections import Counter
 
+from tools import envvars
 from tools.envvars import SettingError
 from tools.places import user_path
 from tools.staging import EMBEDDED, Staging, embedded, forget, gc, parse, remote, resolve, scan
@@ -157,8 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_start(_args: argparse.Namespace) -> int:
     port = embedded.ensure_running()
-    wanted = os.environ.get(embedded.PORT_ENV, "").strip()
-    if wanted and wanted != str(port):
+    wanted = envvars.port(embedded.PORT_ENV, error=StagingError)
+    if wanted and wanted != port:
         print(
             f"staging: note: running on {port}; {embedded.PORT_ENV}={wanted} takes effect"
             " after `stop`",
