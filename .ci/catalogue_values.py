@@ -59,7 +59,7 @@ def pattern(values: dict[str, str]) -> re.Pattern[str]:
 
 
 def offenders(files: dict[str, str], values: dict[str, str]) -> dict[str, list[str]]:
-    """{path: ["line: text", ...]} of the files (path: text) outside SEED_GOLDEN that name a value."""
+    """{path: ["line: text", ...]}: the files (path: text) outside SEED_GOLDEN naming a value."""
     found: dict[str, list[str]] = {}
     regex = pattern(values)
     for path, text in sorted(files.items()):
