@@ -180,7 +180,8 @@ class Scratch:
 class Plan:
     """What ``build`` resolved for a BuildKit run: the context files, the inputs, the
     staging registry and the image's ref there, the builder, the mirror settings and
-    what they resolve to, and why staging's copy could not be used."""
+    what they resolve to, why staging's copy could not be used, and the log to keep
+    (``places.log_file(request.log)``; None: a temporary one)."""
 
     files: list[Path]
     inputs: Inputs
@@ -189,6 +190,7 @@ class Plan:
     builder: builders.Builder
     mirrors: tuple[mirrors.Settings, mirrors.Resolved]
     why: str
+    log: Path | None = None
 
 
 def context_files(request: BuildRequest, spec: dict) -> list[Path]:
@@ -734,7 +736,8 @@ def build(
             log_path.write_text(f"# {describe(spec, request)}\n# {note}\n")
     else:
         image_ref = str(Reference(staging.host, name, tag))
-        plan = Plan(files, inputs, staging, image_ref, builder, (mirror_settings, resolved), why)
+        settings = (mirror_settings, resolved)
+        plan = Plan(files, inputs, staging, image_ref, builder, settings, why, log_path)
         digest, log_path, report = run_buildx(
             request,
             spec,
@@ -804,7 +807,7 @@ def run_buildx(
         absent = absent_contexts(spec, Path(tmp) / "absent")
         scratch = Scratch(ctx, Path(tmp) / "metadata.json", secrets, absent)
         cmd = buildx_command(request, spec, scratch, plan.inputs, image_ref, plan.builder)
-        log_path = places.log_file(request.log) or Path(tmp) / "buildx.log"
+        log_path = plan.log or Path(tmp) / "buildx.log"
         env = dict(plan.builder.env, SOURCE_DATE_EPOCH="0", **proxies.build_args(os.environ)[1])
         registry_log = embedded.log_offset() if staging.embedded else 0
         phases.done("context")
