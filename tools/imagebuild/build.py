@@ -54,7 +54,14 @@ class BuildError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="imagebuild", description=__doc__.splitlines()[0])
-    p.add_argument("--spec", type=Path, required=True, help="build spec JSON from `tagconf spec`")
+    p.add_argument(
+        "--spec",
+        dest="spec_file",
+        metavar="SPEC",
+        type=Path,
+        required=True,
+        help="build spec JSON from `tagconf spec`",
+    )
     client_env.add_argument(p)
     p.add_argument(
         "--dockerfile",
@@ -65,11 +72,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--network", choices=["host", "none"], default="host")
     p.add_argument("--output", type=Path, required=True, help="descriptor JSON to write")
-    p.add_argument("--src", action="append", default=[], type=Path, help="context file")
-    p.add_argument("--host-file", action="append", default=[], metavar="DEST=ABS", help="host file")
     p.add_argument(
-        "--parent", action="append", default=[], metavar="NAME=DESCRIPTOR", help="parent image"
-    )
+        "--src", dest="sources", metavar="SRC", action="append", default=[], type=Path,
+        help="context file",
+    )  # fmt: skip
+    p.add_argument(
+        "--host-file", dest="host_files", metavar="DEST=ABS", action="append", default=[],
+        help="host file",
+    )  # fmt: skip
+    p.add_argument(
+        "--parent", dest="parents", metavar="NAME=DESCRIPTOR", action="append", default=[],
+        help="parent image",
+    )  # fmt: skip
     p.add_argument("--upstream", metavar="DESCRIPTOR", help="stand-in upstream image")
     p.add_argument(
         "--staging",
@@ -129,24 +143,9 @@ class BuildRequest:
 
     @classmethod
     def from_argv(cls, argv: list[str] | None = None) -> BuildRequest:
-        a = build_parser().parse_args(argv)
-        return cls(
-            spec_file=a.spec,
-            dockerfile=a.dockerfile,
-            output=a.output,
-            network=a.network,
-            sources=tuple(a.src),
-            host_files=tuple(a.host_file),
-            parents=tuple(a.parent),
-            upstream=a.upstream,
-            staging=a.staging,
-            builder=a.builder,
-            log=a.log,
-            docker=a.docker,
-            reproducible=a.reproducible,
-            no_reuse=a.no_reuse,
-            client_settings=a.client_settings,
-        )
+        """The request of a command line; each option's dest is a field's name."""
+        given = vars(build_parser().parse_args(argv)).items()
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in given})
 
 
 @dataclass(frozen=True)

@@ -190,16 +190,7 @@ class Pusher:
     def new_client(self, host: str) -> RegistryClient:
         """A client of ``host`` with the push's options, apart from the push's own: the
         caller closes it (the dry run's registry check, tools/registry/preflight.py)."""
-        o = self.options
-        return RegistryClient(
-            host,
-            insecure=o.insecure,
-            ca_file=o.ca_file,
-            retries=o.retries,
-            backoff=o.backoff,
-            limits=o.limits,
-            log=self.log,
-        )
+        return RegistryClient(host, **self.client.options)
 
     def total_requests(self) -> int:
         return sum(c.stats.requests for c in self.clients.values())
