@@ -21,7 +21,7 @@ from tools import client_env, envvars
 from tools.oci.client import Limits, MiB, RegistryClient
 from tools.oci.errors import NotFound, RegistryError, redact
 from tools.oci.reference import Reference, split_registry
-from tools.places import user_path
+from tools.places import user_path, workspace
 from tools.registry import deadline, verify
 from tools.registry.plan import (
     PlannedImage,
@@ -526,10 +526,7 @@ def _seconds(least: float | None = None) -> Callable[[str], float]:
 
 def _catalog(path: Path | None):
     if path is None:
-        root = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
-        path = (Path(root) if root else Path.cwd()) / CATALOG
-        if not path.exists():  # runfiles copy
-            path = Path(__file__).absolute().parents[2] / CATALOG
+        path = workspace() / CATALOG
     from tools.tagconf import catalog
 
     return catalog.load(path)
