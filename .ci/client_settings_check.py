@@ -38,13 +38,15 @@ import time
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / ".ci")]
+HERE = Path(__file__).resolve().parent  # .ci, beside `tools`, a package at the root
+sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 import remote_cache_check as team  # noqa: E402  (copy_checkout, engine_env, free_port)
 
-from tools import client_env  # noqa: E402
+from tools import client_env, places  # noqa: E402
 from tools.scratch_bazel import Checks, ScratchBazel, read_exec_log, rmtree  # noqa: E402
+
+REPO = places.workspace()
 
 TARGET = "//tests/e2e:lmcache.gfx950"
 DOCKERFILE = "tests/e2e/docker/Dockerfile.lmcache"

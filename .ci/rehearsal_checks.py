@@ -77,20 +77,21 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tools` is a package at the root
 
-sys.path.insert(0, str(REPO / ".ci"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # .ci: report_check
 
-import report_check  # noqa: E402  (.ci/report_check.py)
+import report_check  # .ci/report_check.py
 
-from tools import daemon  # noqa: E402
-from tools.imagebuild import compile_stats  # noqa: E402
-from tools.imagecheck import check as gpu_check  # noqa: E402
-from tools.rehearsal import breakage  # noqa: E402
-from tools.rehearsal import check as image_check  # noqa: E402
-from tools.scratch_bazel import Checks, read_exec_log  # noqa: E402
-from tools.tagconf import catalog  # noqa: E402
+from tools import daemon, places
+from tools.imagebuild import compile_stats
+from tools.imagecheck import check as gpu_check
+from tools.rehearsal import breakage
+from tools.rehearsal import check as image_check
+from tools.scratch_bazel import Checks, read_exec_log
+from tools.tagconf import catalog
+
+REPO = places.workspace()
 
 ARCH = "gfx1100"
 CDNA = "gfx942"  # aiter-wheel is built for the CDNA archs only (catalog.toml)

@@ -61,12 +61,15 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # run as a script: `tools` is a package at the root
-    sys.path.insert(0, str(REPO))
+ROOT_DIR = str(Path(__file__).resolve().parents[1])
+if ROOT_DIR not in sys.path:  # run as a script: `tools` is a package at the root
+    sys.path.insert(0, ROOT_DIR)
 
+from tools import places  # noqa: E402
 from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree  # noqa: E402
 from tools.teamcache import server as teamcache  # noqa: E402
+
+REPO = places.workspace()
 
 # A small real subset: two pytest/diff tests (Python toolchain, pip deps,
 # generated files) and one real image build (the stand-in upstream image and

@@ -57,11 +57,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tools` is a package at the root
 
-from bench import results  # noqa: E402
-from bench.heavy import (  # noqa: E402  (standard library only)
+from bench import results
+from bench.heavy import (  # standard library only
     BUSYBOX,
     SALT,
     cache_records,
@@ -69,6 +68,9 @@ from bench.heavy import (  # noqa: E402  (standard library only)
     delete_namespace,
     prune_bench_cache,
 )
+from tools import places
+
+ROOT = places.workspace()
 
 TWINS = "tests/e2e/docker"
 HEAVY = "bench/heavy"

@@ -43,12 +43,15 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # run as a script: `tools` is a package at the root
-    sys.path.insert(0, str(REPO))
+ROOT_DIR = str(Path(__file__).resolve().parents[1])
+if ROOT_DIR not in sys.path:  # run as a script: `tools` is a package at the root
+    sys.path.insert(0, ROOT_DIR)
 
 from bench import results  # noqa: E402
+from tools import places  # noqa: E402
 from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree  # noqa: E402
+
+REPO = places.workspace()
 
 CATALOG = REPO / "images" / "catalog.toml"
 REAL_FAMILY = "//images:family"

@@ -52,13 +52,14 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tools` is a package at the root
 
-from bench import results  # noqa: E402
-from tools import engine  # noqa: E402  (standard library only)
-from tools.scratch_bazel import descriptors_in, read_exec_log  # noqa: E402
-from tools.tagconf import catalog  # noqa: E402
+from bench import results
+from tools import engine, places  # standard library only
+from tools.scratch_bazel import descriptors_in, read_exec_log
+from tools.tagconf import catalog
+
+REPO = places.workspace()
 
 SOURCE = REPO / "tests/e2e/docker"
 VARIANT = REPO / "bench/builders/docker"

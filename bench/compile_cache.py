@@ -65,16 +65,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tools` is a package at the root
 
-from bench import rehearsal_bake, results  # noqa: E402
-from bench.rehearsal_bake import Bench, Failed, progress  # noqa: E402
-from tools import daemon, places  # noqa: E402
-from tools.imagebuild import compile_stats  # noqa: E402
-from tools.imagebuild import progress as buildkit  # noqa: E402
-from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree  # noqa: E402
-from tools.staging import descriptor  # noqa: E402
+from bench import rehearsal_bake, results
+from bench.rehearsal_bake import Bench, Failed, progress
+from tools import daemon, places
+from tools.imagebuild import compile_stats
+from tools.imagebuild import progress as buildkit
+from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree
+from tools.staging import descriptor
+
+ROOT = places.workspace()
 
 UPSTREAM = "//images/rehearsal:upstream"
 REBUILD = "//images/rehearsal:upstream-rebuild"

@@ -72,13 +72,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tools` is a package at the root
 
-from bench import results  # noqa: E402
-from tools.imagebuild.outputs import staging_output  # noqa: E402
-from tools.scratch_bazel import read_exec_log  # noqa: E402  (standard library only)
-from tools.staging import descriptor, embedded  # noqa: E402  (standard library only)
+from bench import results
+from tools import places
+from tools.imagebuild.outputs import staging_output
+from tools.scratch_bazel import read_exec_log  # standard library only
+from tools.staging import descriptor, embedded  # standard library only
+
+ROOT = places.workspace()
 
 PKG = "//bench/heavy"
 IMAGES = {"root": "heavy-root", "child": "heavy-child", "grand": "heavy-grand"}

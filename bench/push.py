@@ -41,11 +41,13 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tools` is a package at the root
 
-from bench import results  # noqa: E402
-from tests.registry.fixtures import FaultProxy  # noqa: E402
+from bench import results
+from tests.registry.fixtures import FaultProxy
+from tools import places
+
+ROOT = places.workspace()
 
 TARGET = "//tests/e2e:push_default_e2e_archs"
 ONE = "//tests/e2e:rocm-runtime.push"  # the default arch (gfx950): one image, 2 tags

@@ -41,19 +41,20 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tools` is a package at the root
 
-from tools import (  # noqa: E402
+from tools import (
     daemon,
     engine,
     mirrors,
     places,
 )
-from tools.imagebuild.outputs import staging_output  # noqa: E402
-from tools.rehearsal import check  # noqa: E402
-from tools.scratch_bazel import read_exec_log  # noqa: E402
-from tools.staging import descriptor  # noqa: E402
+from tools.imagebuild.outputs import staging_output
+from tools.rehearsal import check
+from tools.scratch_bazel import read_exec_log
+from tools.staging import descriptor
+
+ROOT = places.workspace()
 
 UPSTREAM = "//images/rehearsal:upstream"
 UPSTREAM_CONTEXT = "rocm/dev-ubuntu-26.04:10.1.0-full"

@@ -61,15 +61,16 @@ import urllib.request
 from datetime import datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tools` is a package at the root
 
-from bench import results  # noqa: E402
-from bench.bake import Edits  # noqa: E402
-from tools import daemon, places  # noqa: E402
-from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree  # noqa: E402
-from tools.staging import descriptor  # noqa: E402
-from tools.tagconf import catalog as catalog_mod  # noqa: E402
+from bench import results
+from bench.bake import Edits
+from tools import daemon, places
+from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree
+from tools.staging import descriptor
+from tools.tagconf import catalog as catalog_mod
+
+ROOT = places.workspace()
 
 UPSTREAM = "//images/rehearsal:upstream"
 PINS = ROOT / "images/rehearsal/pins.bazelrc"

@@ -13,6 +13,9 @@ they typed it, also under ``bazel run``; a state dir in the environment
 (``ROCM_PYTORCH_*_DIR``) and ``$XDG_*_HOME`` must be absolute (``SettingError``,
 tools/envvars.py), since each process that reads them runs somewhere else.
 
+The project's own files are the workspace's (``workspace()``): the clone `bazel
+run` was started in, else the checkout these tools are in.
+
 A build's own files are not the user's: BuildKit's log of an image goes to
 the execution root's ``bazel-out/logs/`` (images/private/image.bzl), so each
 output base (each clone) keeps its own.
@@ -77,6 +80,16 @@ def config_dir() -> Path:
     """``$XDG_CONFIG_HOME/rocm-pytorch-images``, else
     ``<home>/.config/rocm-pytorch-images``: where a user's settings live."""
     return _xdg("XDG_CONFIG_HOME", (".config",))
+
+
+def workspace() -> Path:
+    """The project's workspace (its clone): ``$BUILD_WORKSPACE_DIRECTORY`` under `bazel
+    run`, else the checkout these tools are in (this file's, followed through the
+    symlinks of Bazel's runfiles and sandboxes to its source): where a script run with
+    python3 (bench/, .ci/), ``python3 -m tools.X`` or a test finds the project's files.
+    The one way the tools find it."""
+    given = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
+    return Path(given) if given else Path(__file__).resolve().parents[1]
 
 
 def user_path(text: str) -> Path:

@@ -25,7 +25,9 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-REPO = Path(__file__).resolve().parent.parent
+from tools import places
+
+REPO = places.workspace()
 
 
 class BazelRun(NamedTuple):

@@ -40,7 +40,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from tools import places
+
+REPO = places.workspace()
 
 # What each tool's `stop` ends, in this order (after Bazel: its workers' engines first),
 # with the setting that names its state dir (else one under the user's cache dir).

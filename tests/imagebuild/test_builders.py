@@ -8,7 +8,7 @@ in one line naming it and the arch, within the timeout.
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import json
 import os
 import socketserver
@@ -160,7 +160,8 @@ def test_an_upgraded_builder_gets_a_new_content_key(tmp_path):
     again = builders.Builder("hostb", "context", "docker", ("ssh://b",), ("v0.0.0",), "28.5.2")
 
     def key(b):
-        return build.content_key(b"{}", [dockerfile], [], {}, None, "none", b.key(), False)
+        request = build.BuildRequest(Path("s.json"), dockerfile, Path("o.json"), "none")
+        return build.content_key(request, b"{}", [dockerfile], build.Inputs({}), b.key())
 
     assert key(old) != key(new)
     assert key(old) == key(again)
@@ -236,17 +237,15 @@ def test_a_builder_that_hangs_fails_within_the_timeout(docker, monkeypatch):
 
 
 def test_buildx_command_puts_context_before_buildx_and_builder_after_build(tmp_path, monkeypatch):
-    args = argparse.Namespace(
-        docker="docker", dockerfile=Path("Dockerfile"), network="none", reproducible=False
-    )
+    request = build.BuildRequest(Path("s.json"), Path("Dockerfile"), Path("o.json"), "none")
     spec = {"build_args": {}, "labels": {}}
-    meta = tmp_path / "m.json"
+    meta = build.Scratch(tmp_path, tmp_path / "m.json")
     ctx = builders.Builder("hostb", "context", "docker")
-    cmd = build.buildx_command(args, spec, tmp_path, {}, None, "r/x:t", meta, ctx)
+    cmd = build.buildx_command(request, spec, meta, build.Inputs({}), "r/x:t", ctx)
     assert cmd[:5] == ["docker", "--context", "hostb", "buildx", "build"]
     farm = builders.Builder("farm", "buildx", "remote", env={"DOCKER_CONFIG": str(tmp_path)})
     monkeypatch.setattr(builders, "PLUGIN_DIRS", ())  # no docker-buildx anywhere
-    cmd = build.buildx_command(args, spec, tmp_path, {}, None, "r/x:t", meta, farm)
+    cmd = build.buildx_command(request, spec, meta, build.Inputs({}), "r/x:t", farm)
     assert cmd[:5] == ["docker", "buildx", "build", "--builder", "farm"]
 
 
@@ -258,25 +257,23 @@ def test_buildx_runs_on_its_own_when_the_docker_cli_would_run_its_plugin(tmp_pat
     plugin.parent.mkdir()
     plugin.write_text("#!/bin/sh\n")
     plugin.chmod(0o755)
-    args = argparse.Namespace(
-        docker="docker", dockerfile=Path("Dockerfile"), network="none", reproducible=False
-    )
+    request = build.BuildRequest(Path("s.json"), Path("Dockerfile"), Path("o.json"), "none")
     spec = {"build_args": {}, "labels": {}}
-    meta = tmp_path / "m.json"
+    meta = build.Scratch(tmp_path, tmp_path / "m.json")
     env = {"DOCKER_CONFIG": str(tmp_path)}
     for builder, head in (
         (builders.Builder(builders.LOCAL, "local", "docker", env=env), []),
         (builders.Builder("farm", "buildx", "remote", env=env), ["--builder", "farm"]),
     ):
-        cmd = build.buildx_command(args, spec, tmp_path, {}, None, "r/x:t", meta, builder)
+        cmd = build.buildx_command(request, spec, meta, build.Inputs({}), "r/x:t", builder)
         assert cmd[: 3 + len(head)] == [str(plugin), "build", *head, "--progress=plain"]
     # a docker context is the docker CLI's flag; another docker CLI (--docker) is asked as is
     hostb = builders.Builder("hostb", "context", "docker", env=env)
-    cmd = build.buildx_command(args, spec, tmp_path, {}, None, "r/x:t", meta, hostb)
+    cmd = build.buildx_command(request, spec, meta, build.Inputs({}), "r/x:t", hostb)
     assert cmd[:5] == ["docker", "--context", "hostb", "buildx", "build"]
-    args.docker = "/opt/docker"
+    request = dataclasses.replace(request, docker="/opt/docker")
     local = builders.Builder(builders.LOCAL, "local", "docker", env=env)
-    cmd = build.buildx_command(args, spec, tmp_path, {}, None, "r/x:t", meta, local)
+    cmd = build.buildx_command(request, spec, meta, build.Inputs({}), "r/x:t", local)
     assert cmd[:3] == ["/opt/docker", "buildx", "build"]
 
 

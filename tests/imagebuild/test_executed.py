@@ -409,7 +409,7 @@ def builds(tmp_path, monkeypatch):
         build, "load_parent", lambda item, what: (item, _Parent(state["parents"][item]))
     )
     monkeypatch.setattr(build, "check_inputs", lambda inputs: None)
-    monkeypatch.setattr(build, "resolve_builder", lambda args, spec: _Builder())
+    monkeypatch.setattr(build, "resolve_builder", lambda request, spec: _Builder())
     monkeypatch.setattr(build.mirrors, "load", lambda: None)
     monkeypatch.setattr(build.mirrors, "resolve", lambda settings: None)
     monkeypatch.setattr(
@@ -419,9 +419,9 @@ def builds(tmp_path, monkeypatch):
     monkeypatch.setattr(build, "fetch_staged", lambda s, n, d: (b"{}", "m", {}))
     monkeypatch.setattr(build.desc, "Descriptor", _Descriptor)
 
-    def run_buildx(args, *rest):
+    def run_buildx(request, *rest):
         explain = rest[-1]
-        path = build.places.log_file(args.log)
+        path = build.places.log_file(request.log)
         path.write_text(state["text"])
         return B, path, explain(path)
 
@@ -433,8 +433,8 @@ def builds(tmp_path, monkeypatch):
         argv += ["--output", "out.json", "--log", str(log_file)]
         argv += [x for p in sorted(parents) for x in ("--parent", p)]
         argv += [x for p in FILES for x in ("--src", p)]
-        args = build.build_parser().parse_args(argv)
-        build.build(args, spec, b"spec", build.Phases(started=0.0), _Claim())
+        request = build.BuildRequest.from_argv(argv)
+        build.build(request, spec, b"spec", build.Phases(started=0.0), _Claim())
         record = __import__("json").loads(build.record_path(log_file).read_text())
         return log_file.read_text(), capsys.readouterr().err, record
 

@@ -9,21 +9,19 @@ from pathlib import Path
 from tools.imagebuild import build, builders
 
 
-def parse(*extra: str):
-    return build.build_parser().parse_args(
+def parse(*extra: str) -> build.BuildRequest:
+    return build.BuildRequest.from_argv(
         ["--spec", "s.json", "--dockerfile", "Dockerfile", "--output", "o.json", *extra]
     )
 
 
-def output_of(args, tmp_path: Path) -> str:
+def output_of(request: build.BuildRequest, tmp_path: Path) -> str:
     cmd = build.buildx_command(
-        args,
+        request,
         {"build_args": {}, "labels": {}},
-        tmp_path,
-        {},
-        None,
+        build.Scratch(tmp_path, tmp_path / "m.json"),
+        build.Inputs({}),
         "127.0.0.1:5000/staging/x:c-1",
-        tmp_path / "m.json",
         builders.Builder(builders.LOCAL, "local", "docker"),
     )
     return cmd[cmd.index("--output") + 1]
@@ -49,7 +47,8 @@ def test_the_mode_is_part_of_the_content_key(tmp_path):
     dockerfile.write_text("FROM scratch\n")
 
     def key(reproducible: bool) -> str:
-        return build.content_key(b"{}", [dockerfile], [], {}, None, "none", "b", reproducible)
+        request = parse("--network", "none", *(["--reproducible"] if reproducible else []))
+        return build.content_key(request, b"{}", [dockerfile], build.Inputs({}), "b")
 
     assert key(True) != key(False)
     assert key(True) == key(True) and key(False) == key(False)

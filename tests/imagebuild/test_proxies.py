@@ -46,15 +46,15 @@ def test_build_args_name_the_proxies_and_carry_no_value():
 
 def test_the_buildx_command_names_the_proxies_without_their_values(tmp_path, monkeypatch):
     monkeypatch.setenv("HTTPS_PROXY", PROXY)
-    args = build.build_parser().parse_args(
+    request = build.BuildRequest.from_argv(
         ["--spec", "s.json", "--dockerfile", "Dockerfile", "--output", "o.json"]
     )
     from tools.imagebuild import builders
 
     cmd = build.buildx_command(
-        args, {"build_args": {}, "labels": {}}, tmp_path, {}, None,
-        "127.0.0.1:5000/staging/x:c-1", tmp_path / "m.json",
-        builders.Builder(builders.LOCAL, "local", "docker"),
+        request, {"build_args": {}, "labels": {}},
+        build.Scratch(tmp_path, tmp_path / "m.json"), build.Inputs({}),
+        "127.0.0.1:5000/staging/x:c-1", builders.Builder(builders.LOCAL, "local", "docker"),
     )  # fmt: skip
     assert PASSWORD not in " ".join(cmd)
     assert "HTTPS_PROXY" in cmd and "https_proxy" in cmd

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from tools import client_env, engine, envvars, mirrors, places, registryd
@@ -53,7 +54,14 @@ class BuildError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="imagebuild", description=__doc__.splitlines()[0])
-    p.add_argument("--spec", type=Path, required=True, help="build spec JSON from `tagconf spec`")
+    p.add_argument(
+        "--spec",
+        dest="spec_file",
+        metavar="SPEC",
+        type=Path,
+        required=True,
+        help="build spec JSON from `tagconf spec`",
+    )
     client_env.add_argument(p)
     p.add_argument(
         "--dockerfile",
@@ -64,11 +72,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--network", choices=["host", "none"], default="host")
     p.add_argument("--output", type=Path, required=True, help="descriptor JSON to write")
-    p.add_argument("--src", action="append", default=[], type=Path, help="context file")
-    p.add_argument("--host-file", action="append", default=[], metavar="DEST=ABS", help="host file")
     p.add_argument(
-        "--parent", action="append", default=[], metavar="NAME=DESCRIPTOR", help="parent image"
-    )
+        "--src", dest="sources", metavar="SRC", action="append", default=[], type=Path,
+        help="context file",
+    )  # fmt: skip
+    p.add_argument(
+        "--host-file", dest="host_files", metavar="DEST=ABS", action="append", default=[],
+        help="host file",
+    )  # fmt: skip
+    p.add_argument(
+        "--parent", dest="parents", metavar="NAME=DESCRIPTOR", action="append", default=[],
+        help="parent image",
+    )  # fmt: skip
     p.add_argument("--upstream", metavar="DESCRIPTOR", help="stand-in upstream image")
     p.add_argument(
         "--staging",
@@ -105,14 +120,89 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def context_files(args: argparse.Namespace, spec: dict) -> list[Path]:
+@dataclass(frozen=True)
+class BuildRequest:
+    """One ImageBuild action's command line (``build_parser``), read once at the entry
+    (``from_argv``) and handed down the build in place of argparse's namespace."""
+
+    spec_file: Path
+    dockerfile: Path
+    output: Path
+    network: str = "host"
+    sources: tuple[Path, ...] = ()
+    host_files: tuple[str, ...] = ()  # DEST=ABS
+    parents: tuple[str, ...] = ()  # NAME=DESCRIPTOR
+    upstream: str | None = None  # a stand-in upstream image's descriptor
+    staging: str = "embedded"
+    builder: str = builders.LOCAL
+    log: str = ""
+    docker: str = "docker"
+    reproducible: bool = False
+    no_reuse: bool = False
+    client_settings: str | None = None
+
+    @classmethod
+    def from_argv(cls, argv: list[str] | None = None) -> BuildRequest:
+        """The request of a command line; each option's dest is a field's name."""
+        given = vars(build_parser().parse_args(argv)).items()
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in given})
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The images a build starts from, loaded: its parents by name, and the stand-in
+    upstream image (``--upstream``) if one is given."""
+
+    parents: dict[str, desc.Descriptor]
+    upstream: desc.Descriptor | None = None
+
+    def all(self) -> list[desc.Descriptor]:
+        return [*self.parents.values(), *([self.upstream] if self.upstream else [])]
+
+    def parent_digests(self) -> dict[str, str]:
+        return {n: d.digest for n, d in self.parents.items()}
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """A BuildKit run's files in its private build directory: the context, the
+    metadata file BuildKit writes, the rendered mirror secrets, the empty contexts of
+    absent parents (``absent_contexts``)."""
+
+    context: Path
+    metadata: Path
+    secrets: Mapping[str, Path] | None = None
+    absent: Mapping[str, Path] | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What ``build`` resolved for a BuildKit run: the context files, the inputs, the
+    staging registry and the image's ref there, the builder, the mirror settings and
+    what they resolve to, why staging's copy could not be used, and the log to keep
+    (``places.log_file(request.log)``; None: a temporary one)."""
+
+    files: list[Path]
+    inputs: Inputs
+    staging: Staging
+    image_ref: str
+    builder: builders.Builder
+    mirrors: tuple[mirrors.Settings, mirrors.Resolved]
+    why: str
+    log: Path | None = None
+
+
+def context_files(request: BuildRequest, spec: dict) -> list[Path]:
     """The action's files that go into the build context (and its content key): the
     Dockerfile too, unless the spec holds its text (then the spec's bytes key it)."""
-    return [*([] if "dockerfile_text" in spec else [args.dockerfile]), *args.src]
+    return [*([] if "dockerfile_text" in spec else [request.dockerfile]), *request.sources]
 
 
 def assemble_context(
-    ctx: Path, files: list[Path], host_files: list[str], dockerfile: tuple[Path, str] | None = None
+    ctx: Path,
+    files: list[Path],
+    host_files: tuple[str, ...],
+    dockerfile: tuple[Path, str] | None = None,
 ) -> None:
     """Copy each input to its repository-relative path under ``ctx`` as a real file;
     ``dockerfile``: (path, text) written there."""
@@ -143,7 +233,7 @@ def file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def context_digests(files: list[Path], host_files: list[str]) -> dict[str, str]:
+def context_digests(files: list[Path], host_files: tuple[str, ...]) -> dict[str, str]:
     """The sha256 of each context file, by its path, and of each host file (`DEST=PATH`),
     by its place in the context (DEST): read once, for the content key and the record."""
     sums = {str(path): file_digest(path) for path in files}
@@ -154,40 +244,38 @@ def context_digests(files: list[Path], host_files: list[str]) -> dict[str, str]:
 
 
 def content_key(
+    request: BuildRequest,
     spec_bytes: bytes,
     files: list[Path],
-    host_files: list[str],
-    parents: dict[str, str],
-    upstream: str | None,
-    network: str,
+    inputs: Inputs,
     builder: str,
-    reproducible: bool,
     digests: dict[str, str] | None = None,
 ) -> str:
     """sha256 over everything that shapes the image's bytes (and nothing else): how
-    BuildKit writes it (``output(reproducible)``: the mode), the spec, network, builder,
-    files, parents, upstream. A staged image under this key's tag is reused as is
-    (``reads.hit``), so a release build never takes a non-reproducible image, nor the
-    other way round.
+    BuildKit writes it (``output(request.reproducible)``: the mode), the spec, network,
+    builder, files (and the request's host files), parents, upstream. A staged image
+    under this key's tag is reused as is (``reads.hit``), so a release build never takes
+    a non-reproducible image, nor the other way round.
 
     ``builder`` is the resolved builder's identity and versions (``Builder.key()``):
     an upgraded or re-pointed builder gives a new key, never the old descriptor's.
     ``digests``: ``context_digests(files, host_files)``, when the caller has them.
     """
+    host_files = request.host_files
     sums = digests if digests is not None else context_digests(files, host_files)
     h = hashlib.sha256()
-    h.update(b"output\0" + output(reproducible).encode() + b"\0")  # how BuildKit writes it
-    h.update(b"spec\0" + spec_bytes + b"\0network\0" + network.encode())
+    h.update(b"output\0" + output(request.reproducible).encode() + b"\0")  # how it is written
+    h.update(b"spec\0" + spec_bytes + b"\0network\0" + request.network.encode())
     h.update(b"\0builder\0" + builder.encode())
     for path in sorted(files):
         h.update(f"\0file\0{path}\0{sums[str(path)]}".encode())
     for item in sorted(host_files):
         dest = item.partition("=")[0]
         h.update(f"\0host\0{dest}\0{sums[dest]}".encode())
-    for name, digest in sorted(parents.items()):
+    for name, digest in sorted(inputs.parent_digests().items()):
         h.update(f"\0parent\0{name}\0{digest}".encode())
-    if upstream:
-        h.update(f"\0upstream\0{upstream}".encode())
+    if inputs.upstream:
+        h.update(f"\0upstream\0{inputs.upstream.digest}".encode())
     return "sha256:" + h.hexdigest()
 
 
@@ -246,23 +334,20 @@ def absent_contexts(spec: dict, root: Path) -> dict[str, Path]:
 
 
 def buildx_command(
-    args: argparse.Namespace,
+    request: BuildRequest,
     spec: dict,
-    ctx: Path,
-    parents: dict[str, desc.Descriptor],
-    upstream: desc.Descriptor | None,
+    scratch: Scratch,
+    inputs: Inputs,
     image_ref: str,
-    metadata_file: Path,
     builder: builders.Builder,
-    secrets: dict[str, Path] | None = None,
-    absent: dict[str, Path] | None = None,
 ) -> list[str]:
+    docker, ctx = request.docker, scratch.context
     plugin = None
-    if args.docker == "docker" and not builder.docker_args():
+    if docker == "docker" and not builder.docker_args():
         plugin = builders.buildx_binary(builder.env)
-    cmd = [plugin, "build"] if plugin else [args.docker, *builder.docker_args(), "buildx", "build"]
+    cmd = [plugin, "build"] if plugin else [docker, *builder.docker_args(), "buildx", "build"]
     cmd += [*builder.build_args(), "--progress=plain"]
-    cmd += ["--file", str(ctx / args.dockerfile), "--network", args.network]
+    cmd += ["--file", str(ctx / request.dockerfile), "--network", request.network]
     if spec.get("stage"):
         cmd += ["--target", spec["stage"]]
     for key, value in sorted(spec.get("build_args", {}).items()):
@@ -273,12 +358,13 @@ def buildx_command(
         cmd += ["--label", f"{key}={value}"]
     # One manifest per image: no provenance/SBOM attestation index.
     cmd += ["--provenance=false", "--sbom=false"]
-    for name, d in parents.items():
+    for name, d in inputs.parents.items():
         cmd += ["--build-context", f"{name}=docker-image://{d.staging_ref}"]
-    for name, path in (absent or {}).items():
+    for name, path in (scratch.absent or {}).items():
         cmd += ["--build-context", f"{name}={path}"]
-    if upstream:
-        cmd += ["--build-context", f"{spec['upstream']}=docker-image://{upstream.staging_ref}"]
+    if inputs.upstream:
+        ref = inputs.upstream.staging_ref
+        cmd += ["--build-context", f"{spec['upstream']}=docker-image://{ref}"]
     else:  # the upstream's tag, pinned to the digest images/upstream.lock holds
         cmd += upstream_mod.pin(spec)
     if spec.get("cache_ref"):
@@ -288,9 +374,9 @@ def buildx_command(
     # The build host's mirror settings (tools/mirrors): secrets, so they reach
     # neither the image nor the cache keys, and this action's key does not
     # hold them either (read when it runs): a new mirror rebuilds nothing.
-    cmd += mirrors.buildx_args(secrets or {})
-    cmd += ["--metadata-file", str(metadata_file)]
-    cmd += ["--output", staging_output(image_ref, args.reproducible), str(ctx)]
+    cmd += mirrors.buildx_args(dict(scratch.secrets or {}))
+    cmd += ["--metadata-file", str(scratch.metadata)]
+    cmd += ["--output", staging_output(image_ref, request.reproducible), str(ctx)]
     return cmd
 
 
@@ -382,24 +468,24 @@ def failure(
     return f"{head}{where}; BuildKit says:\n" + "\n".join([*error, *ends])
 
 
-def describe(spec: dict, args: argparse.Namespace) -> str:
-    on = f", builder {args.builder}" if args.builder else ""
+def describe(spec: dict, request: BuildRequest) -> str:
+    on = f", builder {request.builder}" if request.builder else ""
     return (
         f"target {spec.get('target')}, arch {spec.get('arch') or 'noarch'},"
-        f" {args.dockerfile} stage {spec.get('stage') or '(last)'}{on}"
+        f" {request.dockerfile} stage {spec.get('stage') or '(last)'}{on}"
     )
 
 
-def resolve_builder(args: argparse.Namespace, spec: dict) -> builders.Builder:
+def resolve_builder(request: BuildRequest, spec: dict) -> builders.Builder:
     """The builder of this image, checked to answer: the local engine (found or started
     by tools/engine) or the named buildx builder / docker context."""
     arch = spec.get("arch") or "noarch"
     try:  # $DOCKER_HOST, the host's engine, else the private one (started if needed)
-        env = builders.docker_env(args.builder)
+        env = builders.docker_env(request.builder)
     except engine.EngineError as e:
-        raise BuildError(f"no Docker engine for {describe(spec, args)}: {e}") from None
+        raise BuildError(f"no Docker engine for {describe(spec, request)}: {e}") from None
     try:
-        return builders.resolve(args.builder, arch, args.docker, env, cache=builders_cache())
+        return builders.resolve(request.builder, arch, request.docker, env, cache=builders_cache())
     except builders.BuilderError as e:
         raise BuildError(str(e)) from None
 
@@ -498,23 +584,18 @@ def previous_record(log: Path | None) -> dict | None:
     return kept
 
 
-def build_inputs(
-    spec: dict,
-    sums: dict[str, str],
-    parents: dict[str, desc.Descriptor],
-    upstream: desc.Descriptor | None,
-) -> dict:
+def build_inputs(spec: dict, sums: dict[str, str], inputs: Inputs) -> dict:
     """This build's inputs as the record keeps them (``executed.inputs``): each named
     context's digest (the upstream's under its name), the build args, and the sha256 of
     each context file (``context_digests``: a host file under its name in the context)."""
-    digests = {n: d.digest for n, d in parents.items()}
-    if upstream is not None and spec.get("upstream"):
-        digests[str(spec["upstream"])] = upstream.digest
+    digests = inputs.parent_digests()
+    if inputs.upstream is not None and spec.get("upstream"):
+        digests[str(spec["upstream"])] = inputs.upstream.digest
     return executed.inputs(digests, spec.get("build_args", {}), sums)
 
 
 def explain_runs(
-    args: argparse.Namespace, spec: dict, log: Path, now: Mapping, before: Mapping | None
+    request: BuildRequest, spec: dict, log: Path, now: Mapping, before: Mapping | None
 ) -> executed.Report | None:
     """Which RUNs of the build in ``log`` executed and why (tools/imagebuild/executed.py),
     or None when that cannot be told: the image is built, so this never fails it."""
@@ -524,7 +605,7 @@ def explain_runs(
     except OSError:
         return None
     try:
-        dockerfile = model.parse(args.dockerfile, spec.get("dockerfile_text"))
+        dockerfile = model.parse(request.dockerfile, spec.get("dockerfile_text"))
     except (OSError, ValueError, UnicodeDecodeError):
         dockerfile = None  # the reasons the log alone gives
     try:
@@ -575,66 +656,61 @@ def write_record(
     places.write_atomic(record_path(log), json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
-def run(args: argparse.Namespace, started: float | None = None) -> None:
+def run(request: BuildRequest, started: float | None = None) -> None:
     phases = Phases(started)
-    spec_bytes = args.spec.read_bytes()
+    spec_bytes = request.spec_file.read_bytes()
     spec = json.loads(spec_bytes)
-    if shutil.which(args.docker) is None:
+    if shutil.which(request.docker) is None:
         raise BuildError(
-            f"docker CLI {args.docker!r} not found on PATH; install Docker with buildx"
+            f"docker CLI {request.docker!r} not found on PATH; install Docker with buildx"
         )
     # what a SIGKILLed build left (its context, its rendered mirror secrets) goes first
     workdir.sweep()
     # held until the descriptor is written: `gc` keeps what it names and leaves staging up
-    with lease.hold(describe(spec, args)) as claim:
-        build(args, spec, spec_bytes, phases, claim)
+    with lease.hold(describe(spec, request)) as claim:
+        build(request, spec, spec_bytes, phases, claim)
+
+
+def load_inputs(request: BuildRequest, spec: dict) -> Inputs:
+    """The parents (checked against the catalogue's) and the stand-in upstream, loaded."""
+    parents = dict(load_parent(item, "parent") for item in request.parents)
+    check_parents(spec, sorted(parents))
+    upstream = load_parent(request.upstream, "upstream")[1] if request.upstream else None
+    return Inputs(parents, upstream)
 
 
 def build(
-    args: argparse.Namespace, spec: dict, spec_bytes: bytes, phases: Phases, claim: lease.Lease
+    request: BuildRequest, spec: dict, spec_bytes: bytes, phases: Phases, claim: lease.Lease
 ) -> None:
     try:
-        staging = resolve(None if args.staging == "embedded" else args.staging)
+        staging = resolve(None if request.staging == "embedded" else request.staging)
     except StagingError as e:
         raise BuildError(f"staging: {e}") from None
-    parents = dict(load_parent(item, "parent") for item in args.parent)
-    check_parents(spec, sorted(parents))
-    upstream = load_parent(args.upstream, "upstream")[1] if args.upstream else None
+    inputs = load_inputs(request, spec)
     try:  # a release: only from a locked upstream whose tag has not moved
         upstream_mod.check_release(
             spec,
-            args.reproducible,
-            upstream is not None,
+            request.reproducible,
+            inputs.upstream is not None,
             lambda ref: upstream_mod.current_digest(
-                ref, dict(os.environ, PATH=helper_path()), args.docker
+                ref, dict(os.environ, PATH=helper_path()), request.docker
             ),
         )
     except upstream_mod.UpstreamError as e:
         raise BuildError(str(e)) from None
-    inputs = [*parents.values(), *([upstream] if upstream else [])]
-    claim.add(digests=[d.digest for d in inputs])
-    if not staging.embedded and any(d.embedded for d in inputs):
+    claim.add(digests=[d.digest for d in inputs.all()])
+    if not staging.embedded and any(d.embedded for d in inputs.all()):
         try:
             resolve(None)  # parents in the embedded registry, which may have been stopped
         except StagingError as e:
             raise BuildError(f"staging: {e}") from None
-    check_inputs(inputs)
+    check_inputs(inputs.all())
     phases.done("staging checks")
-    files = context_files(args, spec)
-    builder = resolve_builder(args, spec)
+    files = context_files(request, spec)
+    builder = resolve_builder(request, spec)
     phases.done("builder")
-    digests = context_digests(files, args.host_file)
-    key = content_key(
-        spec_bytes,
-        files,
-        args.host_file,
-        {n: d.digest for n, d in parents.items()},
-        upstream.digest if upstream else None,
-        args.network,
-        builder.key(),
-        args.reproducible,
-        digests,
-    )
+    digests = context_digests(files, request.host_files)
+    key = content_key(request, spec_bytes, files, inputs, builder.key(), digests)
     try:
         mirror_settings = mirrors.load()
         resolved = mirrors.resolve(mirror_settings)
@@ -644,45 +720,39 @@ def build(
     name = staging.name(repository)
     tag = "c-" + key.removeprefix("sha256:")
     claim.add(tags=[f"{name}:{tag}"])
-    digest, why = (None, "--no-reuse") if args.no_reuse else reads.hit(staging, name, tag)
-    log_path = places.log_file(args.log)
+    digest, why = (None, "--no-reuse") if request.no_reuse else reads.hit(staging, name, tag)
+    log_path = places.log_file(request.log)
     before = previous_record(log_path)  # before this build's record replaces it
-    now = build_inputs(spec, digests, parents, upstream)
+    now = build_inputs(spec, digests, inputs)
     hit = digest
     record = None
     report = None
     if digest:
         phases.done("staging hit")
         note = reads.hit_note(staging, name, tag, digest, "BuildKit")
-        print(f"imagebuild: {describe(spec, args)}: {note}", file=sys.stderr, flush=True)
+        print(f"imagebuild: {describe(spec, request)}: {note}", file=sys.stderr, flush=True)
         if log_path:
-            log_path.write_text(f"# {describe(spec, args)}\n# {note}\n")
+            log_path.write_text(f"# {describe(spec, request)}\n# {note}\n")
     else:
         image_ref = str(Reference(staging.host, name, tag))
+        settings = (mirror_settings, resolved)
+        plan = Plan(files, inputs, staging, image_ref, builder, settings, why, log_path)
         digest, log_path, report = run_buildx(
-            args,
+            request,
             spec,
-            files,
-            parents,
-            upstream,
-            staging,
-            image_ref,
-            builder,
-            mirror_settings,
-            resolved,
+            plan,
             phases,
-            why,
-            lambda log: explain_runs(args, spec, log, now, before),
+            lambda log: explain_runs(request, spec, log, now, before),
         )
     if not digest:
-        raise BuildError(f"{describe(spec, args)}: buildx wrote no containerimage.digest")
+        raise BuildError(f"{describe(spec, request)}: buildx wrote no containerimage.digest")
     claim.add(digests=[digest])
     manifest, media_type, config = fetch_staged(staging, name, digest)
     phases.done("read back")
     ran = runs_line(report, bool(hit))
     if ran:
-        print(f"imagebuild: {describe(spec, args)}: {ran}", file=sys.stderr, flush=True)
-    if args.log:  # the temporary log went with its directory
+        print(f"imagebuild: {describe(spec, request)}: {ran}", file=sys.stderr, flush=True)
+    if request.log:  # the temporary log went with its directory
         with log_path.open("a") as log:
             if ran:
                 log.write(f"# imagebuild: {ran}\n")
@@ -698,69 +768,53 @@ def build(
         manifest=manifest,
         config=config,
         content_key=key,
-        parents={n: d.digest for n, d in parents.items()},
-        dockerfile=str(args.dockerfile),
+        parents=inputs.parent_digests(),
+        dockerfile=str(request.dockerfile),
         stage=spec.get("stage") or "",
         builder=builder.identity(),
-        reproducible=args.reproducible,
+        reproducible=request.reproducible,
         **staging.placement(name, tag),
-    ).write(args.output)
+    ).write(request.output)
     if record:
         write_record(*record)
 
 
 def run_buildx(
-    args: argparse.Namespace,
+    request: BuildRequest,
     spec: dict,
-    files: list[Path],
-    parents: dict[str, desc.Descriptor],
-    upstream: desc.Descriptor | None,
-    staging: Staging,
-    image_ref: str,
-    builder: builders.Builder,
-    mirror_settings: mirrors.Settings,
-    resolved: mirrors.Resolved,
+    plan: Plan,
     phases: Phases,
-    why: str,
     explain: Callable[[Path], executed.Report | None] = lambda log: None,
 ) -> tuple[str | None, Path | None, executed.Report | None]:
-    """Build with BuildKit into staging as ``image_ref``: (its digest, the log if kept,
-    ``explain`` of the log: which RUNs executed and why); ``why``: why staging's copy
-    could not be used."""
+    """Build with BuildKit into staging as ``plan.image_ref``: (its digest, the log if
+    kept, ``explain`` of the log: which RUNs executed and why); ``plan.why``: why
+    staging's copy could not be used."""
+    staging, image_ref = plan.staging, plan.image_ref
+    mirror_settings, resolved = plan.mirrors
     # the context and the rendered secrets: this user's alone (0700), removed when the
     # build ends, or by the next build if this one is SIGKILLed (tools/imagebuild/workdir.py)
     with workdir.build_dir() as tmp:
         ctx = Path(tmp) / "context"
         ctx.mkdir()
         text = spec.get("dockerfile_text")
-        view = (args.dockerfile, text) if text is not None else None
-        assemble_context(ctx, files, args.host_file, view)
-        metadata_file = Path(tmp) / "metadata.json"
+        view = (request.dockerfile, text) if text is not None else None
+        assemble_context(ctx, plan.files, request.host_files, view)
         try:
             secrets = mirrors.render(resolved, Path(tmp) / "secrets")
         except mirrors.MirrorError as e:
             raise BuildError(f"mirror settings: {e}") from None
-        cmd = buildx_command(
-            args,
-            spec,
-            ctx,
-            parents,
-            upstream,
-            image_ref,
-            metadata_file,
-            builder,
-            secrets,
-            absent_contexts(spec, Path(tmp) / "absent"),
-        )
-        log_path = places.log_file(args.log) or Path(tmp) / "buildx.log"
-        env = dict(builder.env, SOURCE_DATE_EPOCH="0", **proxies.build_args(os.environ)[1])
+        absent = absent_contexts(spec, Path(tmp) / "absent")
+        scratch = Scratch(ctx, Path(tmp) / "metadata.json", secrets, absent)
+        cmd = buildx_command(request, spec, scratch, plan.inputs, image_ref, plan.builder)
+        log_path = plan.log or Path(tmp) / "buildx.log"
+        env = dict(plan.builder.env, SOURCE_DATE_EPOCH="0", **proxies.build_args(os.environ)[1])
         registry_log = embedded.log_offset() if staging.embedded else 0
         phases.done("context")
         with log_path.open("w") as log:
-            log.write(f"# {describe(spec, args)}\n# staging: {image_ref} {why}: building\n")
+            log.write(f"# {describe(spec, request)}\n# staging: {image_ref} {plan.why}: building\n")
             log.write(f"# {' '.join(cmd)}\n")
             log.write(f"# mirrors ({mirror_settings.source}): {'; '.join(resolved.describe())}\n")
-            log.write(f"# {client_env.describe(args.client_settings)}\n")
+            log.write(f"# {client_env.describe(request.client_settings)}\n")
             log.flush()
             proc = subprocess.run(
                 cmd,
@@ -772,10 +826,10 @@ def run_buildx(
             )
         phases.done("docker buildx build")
         if proc.returncode != 0:
-            where = f" (whole log: {log_path.absolute()})" if args.log else ""
+            where = f" (whole log: {log_path.absolute()})" if request.log else ""
             full = embedded.out_of_space(registry_log) if staging.embedded else None
             if full:
-                raise BuildError(f"{describe(spec, args)}: {full}{where}")
+                raise BuildError(f"{describe(spec, request)}: {full}{where}")
             tail = log_path.read_text(errors="replace").splitlines()[-LOG_TAIL:]
             # only when BuildKit talked to it (our "# " header lines name it too): a build
             # that failed before its push does not blame a registry it never reached
@@ -783,25 +837,25 @@ def run_buildx(
             stopped = staging_stopped(staging) if talked else None
             raise BuildError(
                 failure(
-                    f"image build failed: {describe(spec, args)} (docker buildx exit"
+                    f"image build failed: {describe(spec, request)} (docker buildx exit"
                     f" {proc.returncode})",
                     tail,
-                    hints(tail, spec, args.builder, stopped and staging),
+                    hints(tail, spec, request.builder, stopped and staging),
                     stopped,
                     where,
                 )
             )
-        digest = json.loads(metadata_file.read_text()).get("containerimage.digest")
+        digest = json.loads(scratch.metadata.read_text()).get("containerimage.digest")
         report = explain(log_path)  # before a temporary log goes with its directory
-    return digest, log_path if args.log else None, report
+    return digest, log_path if request.log else None, report
 
 
 def main(argv: list[str] | None = None, started: float | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    request = BuildRequest.from_argv(argv)
     try:
         # this build's engine, staging and mirrors (tools/client_env.py): not in the key
-        client_env.apply(args.client_settings)
-        run(args, started)
+        client_env.apply(request.client_settings)
+        run(request, started)
     except (
         BuildError,
         client_env.ClientSettingsError,
@@ -813,7 +867,7 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
     return 0
 
 
-def request(argv: list[str]) -> int:
+def work_request(argv: list[str]) -> int:
     """One ImageBuild action of the persistent worker (tools/worker.py): no start-up."""
     return main(argv, started=0.0)
 
@@ -821,4 +875,4 @@ def request(argv: list[str]) -> int:
 if __name__ == "__main__":
     from tools import worker
 
-    sys.exit(worker.run(request, once=main))
+    sys.exit(worker.run(work_request, once=main))

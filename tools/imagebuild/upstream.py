@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from tools import places
 from tools.tagconf import upstream_lock
 from tools.tagconf.catalog import load as load_catalog
 from tools.tagconf.errors import TagconfError
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         " UPSTREAM_IMAGE=` names, with its ROCM_VERSION tag)",
     )
     args = p.parse_args(argv)
-    root = Path(os.environ.get("BUILD_WORKSPACE_DIRECTORY") or ".")
+    root = places.workspace()
     catalog = args.catalog if args.catalog.is_absolute() else root / args.catalog
     where = args.lock if args.lock.is_absolute() else root / args.lock
     try:

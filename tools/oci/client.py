@@ -5,10 +5,10 @@ HEAD/mount/upload/streamed GET, manifest HEAD/GET/PUT/DELETE, tags/list and
 _catalog with pagination. Transient failures (5xx, 429, connections dropped
 or reset mid-transfer, timeouts) are retried with exponential backoff,
 honouring Retry-After, until `retries` or the deadline of a request with
-its retries (`LIMITS.timeout`; `registry push` bounds the whole push
-instead, tools/registry/cli.py) runs out. What retrying cannot fix fails at once, with
+its retries (`Limits.timeout`; `registry push` bounds the whole push
+instead, tools/registry/deadline.py) runs out. What retrying cannot fix fails at once, with
 the fix: a name that does not resolve, a refused connection, TLS on one side
-only, an untrusted certificate. Blobs bigger than `LIMITS.chunk_size` go up
+only, an untrusted certificate. Blobs bigger than `Limits.chunk_size` go up
 in chunks; after a drop the upload goes on from the offset the registry
 reports, and a streamed source GET from where it stopped (`Range`). One
 client may serve several threads (the counters are locked).
@@ -58,17 +58,15 @@ _TLS_ON_PLAIN = ("WRONG_VERSION_NUMBER", "record layer failure", "packet length 
 _PLAIN_ON_TLS = ("HTTP request to an HTTPS server", "plain HTTP request was sent to HTTPS port")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Limits:
-    """How long to wait, how big an upload request is; the CLI sets them once."""
+    """How long to wait, how big an upload request is: a value each client is given
+    (``RegistryClient(limits=)``); the CLI makes one from its options."""
 
     timeout: float = 600.0  # a request with its retries (an upload: each chunk), seconds
     # (math.inf: none; `registry push` has one deadline for the whole push instead)
     read_timeout: float = 30.0  # no byte for this long fails the attempt
     chunk_size: int = 64 * MiB  # bigger blobs go up in PATCHes of this size
-
-
-LIMITS = Limits()
 
 
 # Requests waiting for their answer, in every client of this process: token ->
@@ -260,8 +258,8 @@ class SchemeTransport:
 class RegistryClient:
     """One registry host. ``insecure`` allows plain HTTP beyond loopback.
 
-    ``timeout`` is the read timeout of one attempt; ``deadline`` bounds a
-    request with its retries (default: ``LIMITS``).
+    ``limits``: the read timeout of one attempt, the deadline of a request with its
+    retries, the upload chunk size (default: ``Limits()``).
     """
 
     def __init__(
@@ -272,9 +270,7 @@ class RegistryClient:
         ca_file: Path | None = None,
         retries: int = 5,
         backoff: float = 0.5,
-        timeout: float | None = None,
-        deadline: float | None = None,
-        chunk_size: int | None = None,
+        limits: Limits | None = None,
         log: Callable[[str], None] = lambda _msg: None,
     ) -> None:
         import httpx
@@ -295,9 +291,10 @@ class RegistryClient:
         self.base = f"{scheme}://{bare}"
         self.retries = retries
         self.backoff = backoff
-        self.deadline = deadline if deadline is not None else LIMITS.timeout
-        self.read_timeout = min(timeout or LIMITS.read_timeout, self.deadline)
-        self.chunk_size = chunk_size or LIMITS.chunk_size
+        limits = limits or Limits()
+        self.deadline = limits.timeout
+        self.read_timeout = min(limits.read_timeout, self.deadline)
+        self.chunk_size = limits.chunk_size
         self.answered = False  # a refused connection is transient once the host has answered
         verify: bool | str = str(ca_file) if ca_file else True
         self.http = httpx.Client(

@@ -14,17 +14,15 @@ import math
 import os
 import signal
 import sys
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 from tools import client_env, envvars
-from tools.oci.client import LIMITS, MiB, RegistryClient, oldest_in_flight
+from tools.oci.client import Limits, MiB, RegistryClient
 from tools.oci.errors import NotFound, RegistryError, redact
 from tools.oci.reference import Reference, split_registry
-from tools.places import user_path
-from tools.registry import verify
+from tools.places import user_path, workspace
+from tools.registry import deadline, verify
 from tools.registry.plan import (
     PlannedImage,
     left_out,
@@ -33,14 +31,7 @@ from tools.registry.plan import (
     plan_labels,
     planned_image,
 )
-from tools.registry.push import (
-    Interrupted,
-    OutOfTime,
-    Pusher,
-    PushOptions,
-    PushResult,
-    human,
-)
+from tools.registry.push import Pusher, PushOptions, PushResult, human
 from tools.staging.clients import Clients
 
 CATALOG = Path("images/catalog.toml")
@@ -87,21 +78,21 @@ def _connection_args(
         p.add_argument(
             "--timeout",
             type=_seconds(),
-            default=LIMITS.timeout,
+            default=Limits.timeout,
             metavar="SECONDS",
             help=f"give up on a request{' (an upload: on a chunk)' if uploads else ''} still"
             f" failing or unanswered after SECONDS, its retries included"
-            f" (default {LIMITS.timeout:g})",
+            f" (default {Limits.timeout:g})",
         )
     if not uploads:
         return
     p.add_argument(
         "--chunk-size",
         type=_count(1),
-        default=LIMITS.chunk_size // MiB,
+        default=Limits.chunk_size // MiB,
         metavar="MIB",
         help="push blobs bigger than this in chunks of this size, each resumable"
-        f" (default {LIMITS.chunk_size // MiB})",
+        f" (default {Limits.chunk_size // MiB})",
     )
 
 
@@ -535,10 +526,7 @@ def _seconds(least: float | None = None) -> Callable[[str], float]:
 
 def _catalog(path: Path | None):
     if path is None:
-        root = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
-        path = (Path(root) if root else Path.cwd()) / CATALOG
-        if not path.exists():  # runfiles copy
-            path = Path(__file__).absolute().parents[2] / CATALOG
+        path = workspace() / CATALOG
     from tools.tagconf import catalog
 
     return catalog.load(path)
@@ -548,12 +536,23 @@ def _log(message: str) -> None:
     print(redact(message), file=sys.stderr, flush=True)
 
 
+def _limits(args) -> Limits:
+    """The limits of each request of the command: its --timeout and --chunk-size (a push
+    has one deadline for the whole push instead, PushOptions.deadline: none per request)."""
+    timeout = getattr(args, "timeout", Limits.timeout)
+    return Limits(
+        timeout=math.inf if args.command == "push" else timeout,
+        chunk_size=getattr(args, "chunk_size", Limits.chunk_size // MiB) * MiB,
+    )
+
+
 def _clients(args) -> Clients:
     return Clients(
         insecure=args.insecure,
         ca_file=args.ca_file,
         retries=args.retries,
         backoff=args.backoff,
+        limits=_limits(args),
         log=_log,
     )
 
@@ -716,76 +715,19 @@ def cmd_signing_key(args) -> int:
     return 0
 
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-STARTED = time.monotonic()  # the push's deadline counts from here (module import)
-LANDED_CHECK = 2.0  # seconds to ask whether the tag PUT in flight at a signal landed
-
-
-@contextmanager
-def _interruptible(timeout: float | None = None) -> Iterator[None]:
-    """Within: SIGINT and SIGTERM raise Interrupted, and once ``timeout`` seconds have passed
-    since STARTED, OutOfTime (SIGALRM); after the first of them all are ignored."""
-    got = []
-
-    def stop(signum, _frame) -> None:
-        got.append(signum)
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        for s in (*STOP_SIGNALS, signal.SIGALRM):
-            signal.signal(s, signal.SIG_IGN)
-        if signum == signal.SIGALRM:
-            raise OutOfTime()
-        raise Interrupted(signum)
-
-    before = {s: signal.signal(s, stop) for s in (*STOP_SIGNALS, signal.SIGALRM)}
-    if timeout is not None:
-        signal.setitimer(signal.ITIMER_REAL, max(timeout - (time.monotonic() - STARTED), 1e-3))
-    try:
-        yield
-    finally:
-        if not got:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            for s, handler in before.items():
-                signal.signal(s, handler)
-
-
-def _out_of_time(timeout: float) -> str:
-    """The one line of a push stopped by its deadline: the request it was waiting for."""
-    waiting = oldest_in_flight()
-    if waiting:
-        where, host, waited = waiting
-        return (
-            f"no answer from {host} within --timeout {timeout:g} s, the push's deadline"
-            f" ({where}: waited {waited:.1f} s); check the registry, or raise --timeout"
-        )
-    return (
-        f"the push did not finish within --timeout {timeout:g} s, its deadline;"
-        " check the registry, or raise --timeout"
-    )
-
-
-def _landed(args, pusher: Pusher) -> bool:
-    """Whether the tag PUT in flight when the push stopped is in the registry on its
-    digest: asked once, for at most LANDED_CHECK seconds (a read; nothing is written)."""
-    image, _ref, tag, _action = pusher.tag_in_flight
-    client = RegistryClient(
-        image.host,
-        insecure=args.insecure,
-        ca_file=args.ca_file,
-        retries=0,
-        timeout=LANDED_CHECK,
-        deadline=LANDED_CHECK,
-    )
-    try:
-        return client.manifest_digest(image.name, tag) == image.load_descriptor().digest
-    except RegistryError:
-        return False
-    finally:
-        client.close()
-
-
 def cmd_push(args) -> int:
     if args.json and args.dry_run:
         raise RegistryError("push: --json and --dry-run do not go together; drop one")
+    options = PushOptions(  # the push starts: its deadline with it
+        insecure=args.insecure,
+        ca_file=args.ca_file,
+        retries=args.retries,
+        backoff=args.backoff,
+        dry_run=args.dry_run,
+        jobs=args.jobs,
+        limits=_limits(args),
+        deadline=deadline.Deadline(args.timeout),
+    )
     out = sys.stderr if args.json else sys.stdout  # --json: stdout holds the document alone
     settled: dict[str, str] = {}  # ref -> action, as each lands
 
@@ -798,21 +740,18 @@ def cmd_push(args) -> int:
         from tools.registry import history
 
         history.path()
-    options = PushOptions(
-        args.insecure, args.ca_file, args.retries, args.backoff, args.dry_run, args.jobs
-    )
     pusher = Pusher(options, on_ref=on_ref)
     attester = _attester(args, pusher)
     result, refusal, signum, late = PushResult(), "", 0, ""
     try:
-        with _interruptible(args.timeout):
+        with deadline.interruptible(options.deadline):
             if args.dry_run:
-                return _dry_run(pusher, images, lambda host: _client(args, host))
+                return _dry_run(pusher, images)
             result = pusher.push(images)
-    except Interrupted as e:
+    except deadline.Interrupted as e:
         signum = e.signum
-    except OutOfTime:
-        late = _out_of_time(args.timeout)
+    except deadline.OutOfTime:
+        late = deadline.out_of_time(options.deadline)
         if args.dry_run:
             print(f"registry: error: {late}; dry run, nothing written", file=sys.stderr)
             sys.stderr.flush()
@@ -833,7 +772,7 @@ def cmd_push(args) -> int:
     if pusher.tag_in_flight and (signum or late):
         image, ref, tag, action = pusher.tag_in_flight
         # after a signal: ask whether it landed; at the deadline there is no time to ask
-        if not (signum and _landed(args, pusher)):
+        if not (signum and deadline.landed(image, tag, options.insecure, options.ca_file)):
             maybe = ref
         elif tag == image.immutable:  # landed, but only its confirmation makes it this push's
             unconfirmed = ref
@@ -946,13 +885,14 @@ def _attester(args, pusher: Pusher):
     return attester
 
 
-def _dry_run(pusher: Pusher, images: list[PlannedImage], client_for: Callable) -> int:
+def _dry_run(pusher: Pusher, images: list[PlannedImage]) -> int:
     """What the push would do, after the registry check (it answers, TLS, credentials
-    for a write: an upload session opened and cancelled per repository, nothing kept)."""
+    for a write: an upload session opened and cancelled per repository, nothing kept),
+    asked with the push's options."""
     from tools.registry import preflight
 
     try:
-        print(preflight.check(images, client_for), file=sys.stderr)
+        print(preflight.check(images, pusher.new_client), file=sys.stderr)
     except RegistryError as e:
         print(f"registry: error: {e}", file=sys.stderr)
         print(
@@ -961,7 +901,7 @@ def _dry_run(pusher: Pusher, images: list[PlannedImage], client_for: Callable) -
         return 1
     try:
         lines, refusals = pusher.dry_run(images)
-    except Interrupted as e:
+    except deadline.Interrupted as e:
         print("registry: dry run interrupted; nothing written", file=sys.stderr)
         return 128 + e.signum
     for line in lines:
@@ -1134,11 +1074,6 @@ def main(argv: list[str] | None = None) -> int:
             from tools.tagconf.registry import check_registry
 
             args.registry = check_registry(args.registry)
-        if hasattr(args, "timeout"):
-            # push: one deadline for the whole push (cmd_push), none per request
-            LIMITS.timeout = math.inf if args.command == "push" else args.timeout
-            if hasattr(args, "chunk_size"):  # the commands that may upload
-                LIMITS.chunk_size = args.chunk_size * MiB
         return COMMANDS[args.command](args)
     except (RegistryError, client_env.ClientSettingsError, envvars.SettingError) as e:
         print(f"registry: error: {e}", file=sys.stderr)

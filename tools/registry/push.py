@@ -44,7 +44,8 @@ a few times, after a HEAD of every blob and a copy of those missing.
 
 Each ref is reported as it lands (or is found on its digest already; an immutable
 tag once confirmed), and a SIGINT or SIGTERM (``Interrupted``) or the push's
-deadline (``OutOfTime``) stops the push between two requests: no tag is written
+deadline (``OutOfTime``; both tools/registry/deadline.py) stops the push between
+two requests: no tag is written
 after it. The tag whose PUT was in flight then is ``tag_in_flight``: it may have
 landed; an immutable tag written but not yet confirmed is ``unconfirmed``.
 """
@@ -58,8 +59,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tools.oci.client import RegistryClient
+from tools.oci.client import Limits, RegistryClient
 from tools.oci.errors import BadStatus, NotFound, RegistryError
+from tools.registry.deadline import Deadline
 from tools.registry.parallel import parallel
 from tools.registry.plan import PlannedImage, check_collisions
 from tools.staging.clients import Clients, Lost, lost
@@ -95,25 +97,17 @@ MANIFEST_ATTEMPTS = 4
 IMMUTABLE_WINDOW = 5.0
 
 
-class Interrupted(BaseException):
-    """SIGINT or SIGTERM during a push: stop now (nothing may catch it as an error)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-class OutOfTime(BaseException):
-    """The push's deadline (--timeout) passed: stop now, like an interrupt."""
-
-
 # Called for each ref as it settles: (image, ref, action), action "uploaded" (blob
 # bytes copied for the image), "mounted" (written without copying bytes) or "up to date".
 OnRef = Callable[[PlannedImage, str, str], None]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PushOptions:
+    """How a push talks to the registries and how long it may take: ``limits`` of each
+    request (``Limits.timeout``: math.inf when ``deadline`` bounds the whole push),
+    ``deadline``: the whole push's, from when it started (None: none)."""
+
     insecure: bool = False
     ca_file: Path | None = None
     retries: int = 5
@@ -121,6 +115,8 @@ class PushOptions:
     dry_run: bool = False
     jobs: int = 4
     immutable_window: float = IMMUTABLE_WINDOW
+    limits: Limits = field(default_factory=Limits)
+    deadline: Deadline | None = None
 
 
 @dataclass
@@ -166,6 +162,7 @@ class Pusher:
             ca_file=options.ca_file,
             retries=options.retries,
             backoff=options.backoff,
+            limits=options.limits,
             log=self.log,
         )
         # blob digest -> repositories (per host) known to hold it in this run
@@ -189,6 +186,11 @@ class Pusher:
 
     def close(self) -> None:
         self.client.close()
+
+    def new_client(self, host: str) -> RegistryClient:
+        """A client of ``host`` with the push's options, apart from the push's own: the
+        caller closes it (the dry run's registry check, tools/registry/preflight.py)."""
+        return RegistryClient(host, **self.client.options)
 
     def total_requests(self) -> int:
         return sum(c.stats.requests for c in self.clients.values())

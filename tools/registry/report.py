@@ -27,12 +27,12 @@ and the path of its build log. It reads:
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools import places
 from tools.oci.errors import RegistryError
 from tools.registry import history
 from tools.registry.plan import PlannedImage, planned_image
@@ -288,15 +288,15 @@ def collect(
 
 
 def default_out(label: str, archs: list[str]) -> Path:
-    """`$BUILD_WORKSPACE_DIRECTORY/bazel-report/<target>-<archs>.html` (else the cwd's)."""
-    root = Path(os.environ.get("BUILD_WORKSPACE_DIRECTORY") or Path.cwd())
+    """`bazel-report/<target>-<archs>.html` in the workspace (``places.workspace()``)."""
+    root = places.workspace()
     name = label.rpartition(":")[2] or "report"
     return root / "bazel-report" / f"{name}-{'+'.join(archs) or 'noarch'}.html"
 
 
 def logs_root() -> Path:
     """Where `bazel-out/logs/...` of the image builds is: the workspace's `bazel-out` link."""
-    return Path(os.environ.get("BUILD_WORKSPACE_DIRECTORY") or Path.cwd())
+    return places.workspace()
 
 
 def history_note(where: Path, records: list[dict]) -> str:

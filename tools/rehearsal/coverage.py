@@ -18,17 +18,16 @@ engine's cache). A RUN nobody executed is listed by file, line and stage.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools import places
 from tools.dockerfile import model
 from tools.imagebuild import progress
 
-REPO = Path(__file__).resolve().parents[2]
-DOCKER = REPO / "docker"
+DOCKER = places.workspace() / "docker"
 LOGS = ("bazel-out", "logs", "images")  # of the workspace (images/private/image.bzl)
 _VAR = re.compile(r"\\\$\\\{[A-Za-z_][A-Za-z0-9_]*(?::?[-+?][^}]*)?\\\}|\\\$[A-Za-z_][A-Za-z0-9_]*")
 
@@ -124,7 +123,7 @@ def measure(dockerfiles: list[Path], logs: list[str]) -> Coverage:
 
 def logs_dir() -> Path:
     """The image logs of the workspace (``bazel run``'s, else this checkout's)."""
-    return Path(os.environ.get("BUILD_WORKSPACE_DIRECTORY") or REPO).joinpath(*LOGS)
+    return places.workspace().joinpath(*LOGS)
 
 
 def main(argv: list[str] | None = None) -> int:

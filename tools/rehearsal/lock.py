@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import argparse
 import lzma
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from tools import mirrors
+from tools import mirrors, places
 from tools.envvars import SettingError
 from tools.mirrors import fetch
 from tools.rehearsal import standin
@@ -120,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", default="images/rehearsal/upstream.toml", help="%(default)s")
     p.add_argument("--output", default="images/rehearsal/upstream.lock", help="%(default)s")
     args = p.parse_args(argv)
-    base = Path(os.environ.get("BUILD_WORKSPACE_DIRECTORY", "."))
+    base = places.workspace()
     config_path, output = base / args.config, base / args.output
     try:
         config = standin.load_config(config_path)

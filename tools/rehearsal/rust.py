@@ -52,7 +52,7 @@ from pathlib import Path
 
 from tools import daemon, places
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = places.workspace()
 CONFIG = REPO / "images" / "rehearsal" / "rust.toml"
 UPSTREAM = REPO / "images" / "rehearsal" / "upstream.toml"
 TARGET = "x86_64-unknown-linux-gnu"

@@ -50,7 +50,7 @@ from tools import daemon, places
 from tools.envvars import SettingError
 from tools.rehearsal import rust
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = places.workspace()
 CONFIG = REPO / "images" / "rehearsal" / "sources.toml"
 CATALOG = REPO / "images" / "catalog.toml"
 BAZELRC = REPO / "images" / "rehearsal" / "pins.bazelrc"
@@ -478,8 +478,7 @@ def main(argv: list[str] | None = None) -> int:
             text = bazelrc(load(), arg_pins())
             out = args.output and places.user_path(str(args.output))
             if args.update:
-                workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
-                out = Path(workspace) / BAZELRC.relative_to(REPO) if workspace else BAZELRC
+                out = BAZELRC
             if out:
                 places.write_atomic(out, text)
                 print(f"sources: wrote {out}", file=sys.stderr)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import tools.staging as staging
-from tools.oci.client import RegistryClient
+from tools.oci.client import Limits, RegistryClient
 from tools.oci.errors import RegistryError
 
 if TYPE_CHECKING:
@@ -76,12 +76,18 @@ class Clients:
         ca_file: Path | None = None,
         retries: int = 5,
         backoff: float = 0.5,
+        limits: Limits | None = None,
         log: Callable[[str], None] = lambda _msg: None,
         start_embedded: Callable[[], str] = start_embedded,
         instance: Callable[[], str] = lambda: _embedded_instance(),
     ) -> None:
         self.options = dict(
-            insecure=insecure, ca_file=ca_file, retries=retries, backoff=backoff, log=log
+            insecure=insecure,
+            ca_file=ca_file,
+            retries=retries,
+            backoff=backoff,
+            limits=limits,
+            log=log,
         )
         self.by_host: dict[str, RegistryClient] = {}
         self._start_embedded = start_embedded

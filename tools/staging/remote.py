@@ -47,11 +47,12 @@ def connect(host: str, *, insecure: bool = False) -> Iterator[RegistryClient]:
     try:
         import httpx  # noqa: F401  (the client imports it when made: fail here, in one line)
 
-        from tools.oci.client import RegistryClient
+        from tools.oci.client import Limits, RegistryClient
     except ImportError as e:
         raise StagingError(missing_module(e.name or "httpx")) from None
     with translated():
-        client = RegistryClient(host, insecure=insecure, retries=0, timeout=TIMEOUT)
+        limits = Limits(read_timeout=TIMEOUT)
+        client = RegistryClient(host, insecure=insecure, retries=0, limits=limits)
         try:
             yield client
         finally:

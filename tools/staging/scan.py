@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools import places
 from tools.staging import descriptor
 from tools.staging.errors import StagingError
 
@@ -33,9 +34,9 @@ class Found:
 
 
 def default_dirs() -> list[Path]:
-    """`bazel-out` of the workspace `bazel run` was started in (else the current directory)."""
-    workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
-    base = Path(workspace) if workspace else Path.cwd()
+    """`bazel-out` of the workspace (``places.workspace()``: `bazel run`'s, else this
+    checkout's)."""
+    base = places.workspace()
     out = base / "bazel-out"
     if not out.is_dir():
         raise StagingError(

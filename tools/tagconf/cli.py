@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-import os
 import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from tools import places
 from tools.tagconf import bake as bake_mod
 from tools.tagconf import budget, starlark, upstream_lock
 from tools.tagconf import catalog as catalog_mod
@@ -36,22 +36,14 @@ CATALOG = Path("images/catalog.toml")
 TARGETS_BZL = Path("images/targets.bzl")
 
 
-def _root() -> Path:
-    """The source tree: the user's workspace under `bazel run`, else ours."""
-    workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
-    if workspace:
-        return Path(workspace)
-    return Path(__file__).absolute().parents[2]
-
-
 def _path(given: Path | None, default: Path) -> Path:
-    """A path the user gave (relative to the cwd), else ``default`` in the tree."""
-    return given if given is not None else _root() / default
+    """A path the user gave (relative to the cwd), else ``default`` in the workspace."""
+    return given if given is not None else places.workspace() / default
 
 
 def _display(path: Path) -> str:
     """``path`` relative to the source tree or the cwd, as a user wrote it."""
-    for base in (_root(), Path.cwd()):
+    for base in (places.workspace(), Path.cwd()):
         try:
             return str(path.absolute().relative_to(base.absolute()))
         except ValueError:

@@ -38,7 +38,7 @@ from tools.engine import binaries
 from tools.mirrors import secrets as mirror_secrets
 from tools.mirrors import settings as mirror_settings
 
-REPO = Path(__file__).resolve().parent.parent.parent
+REPO = places.workspace()
 DOCKERFILE_BASE = REPO / "docker" / "Dockerfile.base"
 BUILD_ENV = REPO / "docker" / "scripts" / "build-env.sh"
 BACKENDS = ("ccache-http", "sccache-webdav")

@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from tools import places
 from tools.envvars import SettingError
 from tools.oci.errors import RegistryError
 from tools.tagconf import catalog as catalog_mod
@@ -112,11 +113,7 @@ def _path(path: Path) -> Path:
 def _catalog(path: Path | None) -> Catalog:
     if path is not None:
         return catalog_mod.load(_path(path))
-    root = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
-    candidate = (Path(root) if root else Path.cwd()) / CATALOG
-    if not candidate.exists():  # runfiles copy
-        candidate = Path(__file__).absolute().parents[2] / CATALOG
-    return catalog_mod.load(candidate)
+    return catalog_mod.load(places.workspace() / CATALOG)
 
 
 def _wanted(catalog: Catalog, targets: list[str] | None) -> tuple[str, ...]:
