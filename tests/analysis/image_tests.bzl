@@ -291,7 +291,7 @@ stale_targets_bzl_test = unittest.make(_stale_targets_bzl_impl)
 _CATALOG = """\
 registry = "r.example/x"  # [archs] in a comment
 [defaults]
-ROCM_VERSION = "10.1.0-full"
+ROCM_VERSION = "9.8.7-full"
 
 [archs]
 # every arch
@@ -964,8 +964,8 @@ def _define_checks_impl(ctx):
         asserts.equals(env, None, upstream_image_error(taken), taken)
     asserts.equals(
         env,
-        "--define UPSTREAM_IMAGE=rocm/dev:10.1.0-full: image reference \"rocm/dev:10.1.0-full\": a tag or digest (its tag is ROCM_VERSION); give [REGISTRY/]REPOSITORY, e.g. mirror.example.internal/rocm/dev-ubuntu-26.04",
-        upstream_image_error("rocm/dev:10.1.0-full"),
+        "--define UPSTREAM_IMAGE=rocm/dev:9.8.7-full: image reference \"rocm/dev:9.8.7-full\": a tag or digest (its tag is ROCM_VERSION); give [REGISTRY/]REPOSITORY, e.g. mirror.example.internal/rocm/dev-ubuntu-26.04",
+        upstream_image_error("rocm/dev:9.8.7-full"),
     )
     asserts.equals(
         env,

@@ -65,7 +65,7 @@ def build_args(target: Target) -> dict[str, str]:
 
 
 def upstream_ref() -> str:
-    """The upstream image reference, e.g. rocm/dev-ubuntu-26.04:10.1.0-full."""
+    """The upstream image reference, UPSTREAM_IMAGE:ROCM_VERSION of the catalogue."""
     return spec(TARGETS[0])["upstream"]
 
 

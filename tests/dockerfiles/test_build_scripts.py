@@ -212,8 +212,8 @@ def test_triton_builds_amd_without_nvidias_downloads_on_our_build_tools(tmp_path
     ccache.write_text("#!/bin/sh\n")
     ccache.chmod(0o755)
     r = run_script(
-        "build-triton.sh", "--version", "3.9.0", str(src), str(tmp_path / "out"),
-        wheel="triton-3.9.0-cp314-cp314-linux_x86_64.whl",
+        "build-triton.sh", "--version", "7.8.9", str(src), str(tmp_path / "out"),
+        wheel="triton-7.8.9-cp314-cp314-linux_x86_64.whl",
     )  # fmt: skip
     assert r.proc.returncode == 0, r.proc.stderr
     # the project's build requirements, without the torch the image provides, with our pins
@@ -233,7 +233,7 @@ def test_triton_builds_amd_without_nvidias_downloads_on_our_build_tools(tmp_path
     # the compiler cache of build-env.sh, without its arch check (triton has no arch)
     assert env["CCACHE_DIR"] == "/root/.cache/ccache" and "PYTORCH_ROCM_ARCH" not in env
     assert "build-env: compiler cache: ccache" in r.proc.stdout
-    assert "build-triton: triton-3.9.0-cp314" in r.proc.stdout
+    assert "build-triton: triton-7.8.9-cp314" in r.proc.stdout
 
 
 def test_triton_refuses_a_tree_without_setup_py(tmp_path, run_script):
@@ -241,7 +241,7 @@ def test_triton_refuses_a_tree_without_setup_py(tmp_path, run_script):
     r = run_script(
         "build-triton.sh",
         "--version",
-        "3.9.0",
+        "7.8.9",
         str(tmp_path / "empty"),
         str(tmp_path / "o"),
         wheel="x",
@@ -515,14 +515,14 @@ def pytorch_fixture(tmp_path: Path, torch_links_magma: bool = True) -> dict:
 
 def run_pytorch(run_script, tmp_path: Path, fx: dict, env: dict | None = None, drop=()) -> Run:
     opts = {"--magma": str(fx["magma"]), "--aotriton": str(fx["aotriton"])}
-    args = ["--version", "2.15.0", "--rocm", "10.1.0-full", "--arch", "gfx1100"]
+    args = ["--version", "4.5.6", "--rocm", "9.8.7-full", "--arch", "gfx1100"]
     for opt, value in opts.items():
         if opt not in drop:
             args += [opt, value]
     return run_script(
         "build-pytorch.sh", *args, str(fx["src"]), str(tmp_path / "out"),
-        wheel="torch-2.15.0+rocm10.1.0-cp314-cp314-linux_x86_64.whl",
-        env={"ROCM_VERSION": "10.1.0-full", "FAKE_WHEEL_TREE": str(fx["tree"]), **(env or {})},
+        wheel="torch-4.5.6+rocm9.8.7-cp314-cp314-linux_x86_64.whl",
+        env={"ROCM_VERSION": "9.8.7-full", "FAKE_WHEEL_TREE": str(fx["tree"]), **(env or {})},
     )  # fmt: skip
 
 
@@ -540,7 +540,7 @@ def test_pytorch_installs_its_build_requirements_with_our_pins_and_builds_for_th
     assert any("setuptools>=77,<82" in line for line in files)  # [build-system] requires
     env = r.env()
     assert env["PYTORCH_ROCM_ARCH"] == "gfx1100" and env["USE_ROCM"] == "1"
-    assert env["PYTORCH_BUILD_VERSION"] == "2.15.0+rocm10.1.0" and "ROCM_VERSION" not in env
+    assert env["PYTORCH_BUILD_VERSION"] == "4.5.6+rocm9.8.7" and "ROCM_VERSION" not in env
     assert env["BLAS"] == "MKL" and env["CMAKE_INCLUDE_PATH"].endswith("/include")
     # torch.distributed with RCCL and Kineto, named as upstream's ROCm wheels name them
     for option in ("USE_DISTRIBUTED", "USE_NCCL", "USE_RCCL", "USE_KINETO"):

@@ -483,7 +483,7 @@ def test_a_run_that_compiles_without_the_compiler_cache_fails_the_check(tmp_path
         "RUN --mount=type=cache,target=/root/.cache/ccache \\\n"
         "    --mount=type=secret,id=compiler-cache \\\n"
         "    --mount=type=secret,id=compiler-cache-credentials \\\n"
-        "    /opt/build/build-triton.sh --version 3.9.0 /src /wheels\n"
+        "    /opt/build/build-triton.sh --version 7.8.9 /src /wheels\n"
         "RUN /opt/build/fetch-source.sh https://example.invalid/x.git v1 /src\n"
     )
     got = compiler_cache_problems(str(df))

@@ -47,7 +47,7 @@ PYTORCH_LOG = """\
 #12 DONE 1834.5s
 
 #14 [torch 3/3] RUN --mount=type=bind,from=pytorch-scripts,target=/opt/build \
-/opt/build/build-pytorch.sh --version 2.15.0 ...
+/opt/build/build-pytorch.sh --version 4.5.6 ...
 #14 0.101 build-env: compiler cache: ccache
 #14 45.67 [1/9125] Building CXX object c10/CMakeFiles/c10.dir/core/Allocator.cpp.o
 #14 45.67

@@ -17,7 +17,7 @@ from tools.imagebuild import executed, progress
 
 DOCKERFILE = """\
 ARG UPSTREAM_IMAGE=rocm/dev-ubuntu-26.04
-ARG ROCM_VERSION=10.1.0-full
+ARG ROCM_VERSION=9.8.7-full
 
 FROM scratch AS pytorch-scripts
 COPY docker/scripts/build-magma.sh \\
@@ -39,7 +39,7 @@ RUN --mount=type=bind,from=pytorch-scripts,target=/opt/build \\
 FROM pytorch-base AS pytorch-build
 RUN --mount=type=bind,from=triton-wheel,source=/wheels,target=/tmp/triton-wheels \\
     pip install /tmp/triton-wheels/*.whl
-ARG PYTORCH_VERSION=2.15.0
+ARG PYTORCH_VERSION=4.5.6
 COPY docker/scripts/build-env.sh /usr/local/lib/build-env.sh
 RUN --mount=type=bind,from=pytorch-scripts,target=/opt/build \\
     --mount=type=bind,from=pytorch-src,source=/src/pytorch,target=/src/pytorch,rw \\
@@ -66,7 +66,7 @@ STEPS = {  # vertex: its name line, as BuildKit prints it (continuations joined)
     11: "[pytorch-build 3/3] RUN --mount=type=bind,from=pytorch-scripts,target=/opt/build     "
     "--mount=type=bind,from=pytorch-src,source=/src/pytorch,target=/src/pytorch,rw     "
     "--mount=type=bind,from=magma-build,source=/opt/rocm/magma,target=/opt/rocm/magma     "
-    '/opt/build/build-pytorch.sh --version "2.15.0" /src/pytorch /wheels',
+    '/opt/build/build-pytorch.sh --version "4.5.6" /src/pytorch /wheels',
     12: "[pytorch 1/1] RUN --mount=type=bind,source=docker/scripts/smoke-test-torch.py,"
     'target=/opt/smoke.py     python /opt/smoke.py --arch "gfx950"',
 }
@@ -110,7 +110,7 @@ def log(ran=(), failed=()):
 
 A, B = "sha256:" + "a" * 64, "sha256:" + "b" * 64
 PARENTS = {"pytorch-base": A, "pytorch-src": A, "triton-wheel": A}
-ARGS = {"PYTORCH_ROCM_ARCH": "gfx950", "PYTORCH_VERSION": "2.15.0"}
+ARGS = {"PYTORCH_ROCM_ARCH": "gfx950", "PYTORCH_VERSION": "4.5.6"}
 FILES = {
     "docker/scripts/build-magma.sh": "1" * 64,
     "docker/scripts/build-pytorch.sh": "2" * 64,
@@ -202,21 +202,21 @@ def test_all_cached():
 def test_a_pytorch_bump_reruns_torch_and_none_of_the_third_party_stages():
     # the PyTorch source is a new named context and PYTORCH_VERSION changed; the MAGMA
     # pin did not (its COPY came from BuildKit's cache), so MAGMA did not run
-    before = previous(parents={"pytorch-src": B}, args={"PYTORCH_VERSION": "2.14.0"})
+    before = previous(parents={"pytorch-src": B}, args={"PYTORCH_VERSION": "4.5.5"})
     report = explain(log(ran={11, 12}), before=before)
     assert report.line() == (
         "ran 2 of 4 RUNs: [pytorch-build] RUN /opt/build/build-pytorch.sh --version"
-        ' "2.15.0" /src/pytorch /wheels (mounts pytorch-src, which is new'
+        ' "4.5.6" /src/pytorch /wheels (mounts pytorch-src, which is new'
         " (sha256:bbbbbbbbbbbb… → sha256:aaaaaaaaaaaa…) + build arg PYTORCH_VERSION changed"
-        " (2.14.0 → 2.15.0), 115.5s); [pytorch] RUN python /opt/smoke.py --arch"
+        " (4.5.5 → 4.5.6), 115.5s); [pytorch] RUN python /opt/smoke.py --arch"
         ' "gfx950" (its stage\'s FROM pytorch-build ran, 126.0s)'
     )
     assert report.runs[0].record() == {
         "stage": "pytorch-build",
-        "step": 'RUN /opt/build/build-pytorch.sh --version "2.15.0" /src/pytorch /wheels',
+        "step": 'RUN /opt/build/build-pytorch.sh --version "4.5.6" /src/pytorch /wheels',
         "seconds": 115.5,
         "why": "mounts pytorch-src, which is new (sha256:bbbbbbbbbbbb… → sha256:aaaaaaaaaaaa…)"
-        " + build arg PYTORCH_VERSION changed (2.14.0 → 2.15.0)",
+        " + build arg PYTORCH_VERSION changed (4.5.5 → 4.5.6)",
     }
 
 

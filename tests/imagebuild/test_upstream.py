@@ -6,6 +6,9 @@ A loopback registry stands for the upstream's (Docker Hub is not reachable here)
 tagconf puts the digest in the spec of the images that start FROM the upstream
 (and only theirs); the build pins it; a release refuses an unlocked upstream and a
 tag that moved since the lock, each in one line.
+
+The catalogue is the tests' own (tests/fixtures/catalog.toml); the Dockerfiles are
+the real ones.
 """
 
 from __future__ import annotations
@@ -24,9 +27,12 @@ from tools.tagconf.cli import main as tagconf_main
 from tools.tagconf.errors import TagconfError
 
 A, B = "sha256:" + "a" * 64, "sha256:" + "b" * 64
-REF = "rocm/dev-ubuntu-26.04:10.1.0-full"  # the catalogue's, as a Dockerfile names it
+CATALOG = Path("tests/fixtures/catalog.toml")
+# its UPSTREAM_IMAGE:ROCM_VERSION, as a Dockerfile names it
+UPSTREAM, ROCM = "fixture/dev-upstream", "9.8.7-full"
+REF = f"{UPSTREAM}:{ROCM}"
 RUNTIME = {"target": "rocm-runtime", "upstream": REF, "build_args": {"UPSTREAM_IMAGE": "rocm/x"}}
-CHILD = {"target": "pytorch", "upstream": REF, "build_args": {"PYTHON_VERSION": "3.14"}}
+CHILD = {"target": "pytorch", "upstream": REF, "build_args": {"PYTHON_VERSION": "3.21"}}
 
 
 def put_image(registry: Registry, name: str, tag: str, salt: str) -> str:
@@ -78,29 +84,30 @@ def test_the_lock_file_reads_back_what_it_writes_and_refuses_what_it_is_not(tmp_
 
 
 def test_the_registry_is_asked_through_the_docker_cli_and_the_lock_written(tmp_path, registry):
-    ref = f"{registry.host}/rocm/dev-ubuntu-26.04:10.1.0-full"
-    first = put_image(registry, "rocm/dev-ubuntu-26.04", "10.1.0-full", "one")
+    ref = f"{registry.host}/{REF}"
+    first = put_image(registry, UPSTREAM, ROCM, "one")
     assert upstream.current_digest(ref) == first
     catalog = tmp_path / "catalog.toml"
-    text = Path("images/catalog.toml").read_text()
+    text = CATALOG.read_text()
+    assert f'UPSTREAM_IMAGE = "{UPSTREAM}"' in text and f'ROCM_VERSION = "{ROCM}"' in text
     catalog.write_text(
-        text.replace('UPSTREAM_IMAGE = "rocm/dev-ubuntu-26.04"',
-                     f'UPSTREAM_IMAGE = "{registry.host}/rocm/dev-ubuntu-26.04"')
+        text.replace(f'UPSTREAM_IMAGE = "{UPSTREAM}"',
+                     f'UPSTREAM_IMAGE = "{registry.host}/{UPSTREAM}"')
     )  # fmt: skip
     lock = tmp_path / "upstream.lock"
     assert upstream.lock(catalog, lock, upstream.current_digest) == (ref, "", first)
     assert upstream_lock.load(lock) == {ref: first}
     # the tag moves: the lock command takes the new digest, saying what it was
-    second = put_image(registry, "rocm/dev-ubuntu-26.04", "10.1.0-full", "two")
+    second = put_image(registry, UPSTREAM, ROCM, "two")
     assert upstream.lock(catalog, lock, upstream.current_digest) == (ref, first, second)
     # a mirror's ref beside it (--define UPSTREAM_IMAGE=): both kept
-    other = f"{registry.host}/mirror/dev:10.1.0-full"
-    third = put_image(registry, "mirror/dev", "10.1.0-full", "three")
+    other = f"{registry.host}/mirror/dev:{ROCM}"
+    third = put_image(registry, "mirror/dev", ROCM, "three")
     assert upstream.lock(catalog, lock, upstream.current_digest, other) == (other, "", third)
     assert upstream_lock.load(lock) == {ref: second, other: third}
     with pytest.raises(upstream.UpstreamError) as e:
-        upstream.current_digest(f"{registry.host}/rocm/dev-ubuntu-26.04:nope")
-    assert str(e.value).startswith(f"cannot ask for {registry.host}/rocm/dev-ubuntu-26.04:nope")
+        upstream.current_digest(f"{registry.host}/{UPSTREAM}:nope")
+    assert str(e.value).startswith(f"cannot ask for {registry.host}/{UPSTREAM}:nope")
     assert "\n" not in str(e.value)
 
 
@@ -111,7 +118,7 @@ def test_tagconf_puts_the_digest_in_the_specs_of_the_builds_with_a_stage_from_it
     def build_spec(target: str, dockerfile: str) -> dict:
         out = tmp_path / f"{target}.build.json"
         code = tagconf_main(
-            ["--catalog", "images/catalog.toml", "spec", "--target", target, "--arch", "gfx950",
+            ["--catalog", str(CATALOG), "spec", "--target", target, "--arch", "gfx950",
              "--upstream-lock", str(lock), "--dockerfile", dockerfile, "--build-output", str(out),
              "--output", str(tmp_path / f"{target}.json")]
         )  # fmt: skip

@@ -11,7 +11,7 @@ the Starlark one. Data only, read by both (Python reads it with ast.literal_eval
 # refused, how the reference is written back when it is not `text` itself, else None)
 REFERENCES = [
     # hosts, ports, schemes
-    ("127.0.0.1:5003/rocm-pytorch/pytorch:2.15.0-10.1.0-full-gfx950", None, ("127.0.0.1:5003", "rocm-pytorch/pytorch", "2.15.0-10.1.0-full-gfx950", None), None),
+    ("127.0.0.1:5003/rocm-pytorch/pytorch:4.5.6-9.8.7-full-gfx950", None, ("127.0.0.1:5003", "rocm-pytorch/pytorch", "4.5.6-9.8.7-full-gfx950", None), None),
     ("registry.example.com/a/b-c__d.e:latest", None, ("registry.example.com", "a/b-c__d.e", "latest", None), None),
     ("reg.io/ns/repo:1.0@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", None, ("reg.io", "ns/repo", "1.0", "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"), None),
     ("reg.io/ns/repo@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", None, ("reg.io", "ns/repo", None, "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"), None),
@@ -43,7 +43,7 @@ REFERENCES = [
     ("/x", None, None, None),
     ("ubuntu:24.04", "docker.io", ("docker.io", "library/ubuntu", "24.04", None), "docker.io/library/ubuntu:24.04"),
     ("rocm/dev-ubuntu-26.04", "docker.io", ("docker.io", "rocm/dev-ubuntu-26.04", None, None), "docker.io/rocm/dev-ubuntu-26.04"),
-    ("rocm/dev-ubuntu-26.04:10.1.0-full", "docker.io", ("docker.io", "rocm/dev-ubuntu-26.04", "10.1.0-full", None), "docker.io/rocm/dev-ubuntu-26.04:10.1.0-full"),
+    ("rocm/dev-ubuntu-26.04:9.8.7-full", "docker.io", ("docker.io", "rocm/dev-ubuntu-26.04", "9.8.7-full", None), "docker.io/rocm/dev-ubuntu-26.04:9.8.7-full"),
     ("mirror.example.internal/rocm/dev-ubuntu-26.04", "docker.io", ("mirror.example.internal", "rocm/dev-ubuntu-26.04", None, None), None),
     ("127.0.0.1:5000/rocm/dev-ubuntu-26.04", "docker.io", ("127.0.0.1:5000", "rocm/dev-ubuntu-26.04", None, None), None),
     ("localhost/rocm/dev", "docker.io", ("localhost", "rocm/dev", None, None), None),

@@ -128,7 +128,7 @@ def test_hipcc_wants_one_code_object_for_the_arch(monkeypatch):
     assert not check.check_hipcc("img", "gfx1100").ok
 
 
-NIXL_WHEELS = ["nixl-1.5.2-py3-none-any.whl", "nixl_rocm-1.5.2-cp314-cp314-linux_x86_64.whl"]
+NIXL_WHEELS = ["nixl-7.7.7-py3-none-any.whl", "nixl_rocm-7.7.7-cp321-cp321-linux_x86_64.whl"]
 NIXL_PROBE_OUT = (
     '{"same": true, "ucx": "1.19.0", "params": {"transports": "cma,rocm_cpy,rocm_ipc",'
     ' "mem_hooks": "rocm", "ucx_version": "1.19.0"}, "mems": ["DRAM", "VRAM"]}\n'
@@ -155,31 +155,31 @@ def fake_nixl(monkeypatch, wheels, plugins, probe_out):
 
 def test_nixl_wheels_with_ucx_rocm_modules_inside_pass(monkeypatch):
     fake_nixl(monkeypatch, NIXL_WHEELS, ["libucm_rocm.so.0", "libuct_rocm.so.0"], NIXL_PROBE_OUT)
-    r = check.check_nixl_wheel("pytorch", "nixl-wheel", "1.5.2", "3.14", "gfx1100")
+    r = check.check_nixl_wheel("pytorch", "nixl-wheel", "7.7.7", "3.21", "gfx1100")
     assert r.ok, r.detail
     assert "loads cma,rocm_cpy,rocm_ipc" in r.detail and "libuct_rocm.so.0" in r.detail
 
 
 def test_nixl_wheel_without_the_rocm_modules_fails(monkeypatch):
     fake_nixl(monkeypatch, NIXL_WHEELS, ["libuct_cma.so.0"], NIXL_PROBE_OUT)
-    r = check.check_nixl_wheel("pytorch", "nixl-wheel", "1.5.2", "3.14", "gfx1100")
+    r = check.check_nixl_wheel("pytorch", "nixl-wheel", "7.7.7", "3.21", "gfx1100")
     assert not r.ok and "missing ['libuct_rocm.so.0', 'libucm_rocm.so.0']" in r.detail
 
 
 def test_nixl_without_rocm_transports_or_for_another_arch_fails(monkeypatch):
     plugins = ["libucm_rocm.so.0", "libuct_rocm.so.0"]
     fake_nixl(monkeypatch, NIXL_WHEELS, plugins, NIXL_PROBE_OUT.replace(",rocm_cpy,rocm_ipc", ""))
-    assert not check.check_nixl_wheel("p", "w", "1.5.2", "3.14", "gfx1100").ok
+    assert not check.check_nixl_wheel("p", "w", "7.7.7", "3.21", "gfx1100").ok
     fake_nixl(
         monkeypatch, NIXL_WHEELS, plugins, NIXL_PROBE_OUT.replace("--gfx1100\nlib", "--gfx942\nlib")
     )
-    r = check.check_nixl_wheel("p", "w", "1.5.2", "3.14", "gfx1100")
+    r = check.check_nixl_wheel("p", "w", "7.7.7", "3.21", "gfx1100")
     assert not r.ok and "_bindings ['gfx942']" in r.detail
 
 
 def test_nixl_wheels_named_otherwise_fail(monkeypatch):
     fake_nixl(monkeypatch, NIXL_WHEELS[1:], [], NIXL_PROBE_OUT)
-    r = check.check_nixl_wheel("p", "w", "1.5.2", "3.14", "gfx1100")
+    r = check.check_nixl_wheel("p", "w", "7.7.7", "3.21", "gfx1100")
     assert not r.ok and "/wheels holds" in r.detail
 
 

@@ -55,7 +55,7 @@ def tree(tmp_path_factory) -> Path:
     shutil.copytree(STANDIN / "include", torch / "include")
     shutil.copytree(STANDIN / "utils", torch / "utils")
     (torch / "__init__.py").write_text("from torch import version\n")
-    (torch / "version.py").write_text('__version__ = "2.15.0"\nhip = "10.1.0"\ncuda = None\n')
+    (torch / "version.py").write_text('__version__ = "4.5.6"\nhip = "9.8.7"\ncuda = None\n')
     (root / "hip.c").write_text("int torch_hip_probe(void) { return 1; }\n")
     for lib in LIBS:
         subprocess.run(
@@ -286,7 +286,7 @@ def compilers(tmp_path):
     marker.mkdir()
     cxx = logging_wrapper(tmp_path / "g++", logs / "cxx.log", CXX)
     ld = logging_wrapper(tmp_path / "ld-wrapper", logs / "ld.log", CXX)
-    # setuptools >= 72 links C++ with LDCXXSHARED (Python 3.14's sysconfig has it), older
+    # setuptools >= 72 links C++ with LDCXXSHARED (the image Python's sysconfig has it), older
     # ones with $CXX in front of LDSHARED's flags: either way $CXX, LDSHARED's flags
     ldshared = {"LDSHARED": f"{ld} -shared -L{marker}", "LDCXXSHARED": f"{cxx} -shared -L{marker}"}
     return {"CXX": str(cxx), **ldshared}, logs, marker

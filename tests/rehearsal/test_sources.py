@@ -9,9 +9,11 @@ import pytest
 
 from tools.mirrors import settings
 from tools.rehearsal import sources
+from tools.tagconf import catalog
 
 FETCH = Path("docker/scripts/fetch-source.sh").resolve()
-DEFAULTS = {"TRITON_VERSION": "3.9.0", "PYTORCH_VERSION": "2.15.0"}
+# Made-up values for the made-up sources below (no real catalogue's)
+DEFAULTS = {"TRITON_VERSION": "7.8.9", "PYTORCH_VERSION": "4.5.6"}
 
 
 def _config(tmp_path: Path, text: str, files: tuple[str, ...] = ("a", "b")) -> Path:
@@ -39,18 +41,19 @@ url = "https://github.com/org/b.git"
 
 def test_the_checked_in_sources_load_with_the_catalogues_tags():
     loaded = {s.name: s for s in sources.load()}
+    real = catalog.load(sources.CATALOG).defaults
     assert loaded["triton"].url == "https://github.com/triton-lang/triton.git"
-    assert loaded["triton"].ref == "v3.9.0"
-    assert loaded["pytorch"].ref == "v2.15.0"
+    assert loaded["triton"].ref == "v" + real["TRITON_VERSION"]
+    assert loaded["pytorch"].ref == "v" + real["PYTORCH_VERSION"]
     assert loaded["pytorch"].submodules == (("third_party/cpuinfo", "cpuinfo"),)
     assert loaded["pytorch"].path == "github.com/pytorch/pytorch.git"
     assert dict(loaded["pytorch"].pins) == {
         "cmake/External/aotriton.cmake": "aotriton",
         ".ci/magma-rocm/build_magma.sh": "magma",
     }
-    assert loaded["vllm"].ref == "v0.33.0"
+    assert loaded["vllm"].ref == real["VLLM_REF"]
     assert loaded["lmcache"].path == "github.com/LMCache/LMCache.git"
-    assert loaded["lmcache"].ref == "v0.5.7"
+    assert loaded["lmcache"].ref == real["LMCACHE_REF"]
     # Dockerfile.vllm fetches ROCm's Triton by commit (TRITON_KERNELS_REF): no tag.
     assert (loaded["rocm-triton"].url, loaded["rocm-triton"].ref) == (
         "https://github.com/ROCm/triton.git",
@@ -220,7 +223,7 @@ def test_fetch_source_gets_tags_commits_and_submodules_through_a_rewrite(tmp_pat
         commits = sources.commits()
 
         out = _fetch(
-            gitconfig, "https://github.com/org/a.git", "v3.9.0", tmp_path / "a", "--recursive"
+            gitconfig, "https://github.com/org/a.git", "v7.8.9", tmp_path / "a", "--recursive"
         )
         assert f"at {commits['a']}" in out
         assert (tmp_path / "a" / "third_party" / "b" / "README.md").read_text() == "b\n"
@@ -250,6 +253,8 @@ def test_start_writes_a_mirror_settings_file_the_builds_accept(tmp_path, monkeyp
         assert loaded.git_rewrite == {"https://github.com/": f"git://127.0.0.1:{port}/github.com/"}
         assert "[git.rewrite]" in capsys.readouterr().out
         assert sources.main(["status"]) == 0
-        assert "v3.9.0" in capsys.readouterr().out
+        # the checked-in sources: triton at the catalogue's tag
+        triton = "v" + catalog.load(sources.CATALOG).defaults["TRITON_VERSION"]
+        assert triton in capsys.readouterr().out
     finally:
         assert sources.main(["stop"]) == 0

@@ -128,7 +128,7 @@ def test_simulated_packages_reads_the_inst_lines():
 
 
 @pytest.mark.parametrize(
-    "tag, release", [("10.1.0-full", "10.1.0"), ("7.2", "7.2"), ("6.4.3-complete", "6.4.3")]
+    "tag, release", [("9.8.7-full", "9.8.7"), ("7.2", "7.2"), ("6.4.3-complete", "6.4.3")]
 )
 def test_rocm_release(tag, release):
     assert standin.rocm_release(tag) == release

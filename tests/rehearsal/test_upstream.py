@@ -30,9 +30,9 @@ def test_pack_streams_a_tar_into_one_zstd_layer(tmp_path):
 
 def test_the_image_is_one_layer_with_a_fixed_config():
     lock_ = standin.Lock({"sid": "d", "experimental": "e"}, (), {"libamdhip64-dev": "7.2.4"}, ())
-    config = upstream.image_config("sha256:" + "a" * 64, lock_, "10.1.0-full", "mmdebstrap 1.6.0")
+    config = upstream.image_config("sha256:" + "a" * 64, lock_, "9.8.7-full", "mmdebstrap 1.6.0")
     assert config == upstream.image_config(
-        "sha256:" + "a" * 64, lock_, "10.1.0-full", "mmdebstrap 1.6.0"
+        "sha256:" + "a" * 64, lock_, "9.8.7-full", "mmdebstrap 1.6.0"
     )
     parsed = json.loads(config)
     assert parsed["rootfs"] == {"type": "layers", "diff_ids": ["sha256:" + "a" * 64]}

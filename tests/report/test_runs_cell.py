@@ -20,7 +20,7 @@ from tools.report import render as r
 RUNS = [
     {
         "stage": "pytorch-build",
-        "step": 'RUN /opt/build/build-pytorch.sh --version "2.15.0" /src/pytorch /wheels',
+        "step": 'RUN /opt/build/build-pytorch.sh --version "4.5.6" /src/pytorch /wheels',
         "seconds": 9877.0,
         "why": "mounts pytorch-src, which is new (sha256:aaaaaaaaaaaa… → sha256:bbbbbbbbbbbb…)",
     },
@@ -43,7 +43,7 @@ def test_the_build_cell_lists_the_runs_that_ran_with_why():
         '412.30 s <span class="badge">BuildKit</span> <details class="runs" data-ran="2">'
         "<summary>2 of 7 RUNs ran</summary><ol>"
         "<li><b>[pytorch-build]</b> <code>RUN /opt/build/build-pytorch.sh --version"
-        " &quot;2.15.0&quot; /src/pytorch /wheels</code>: mounts pytorch-src, which is new"
+        " &quot;4.5.6&quot; /src/pytorch /wheels</code>: mounts pytorch-src, which is new"
         " (sha256:aaaaaaaaaaaa… → sha256:bbbbbbbbbbbb…) (9877.0 s)</li>"
         "<li><b>[pytorch]</b> <code>RUN /opt/build/install-wheels.sh /tmp/triton-wheels"
         " /tmp/torch-wheels</code>: mounts pytorch-build, which ran (41.2 s)</li></ol></details>"

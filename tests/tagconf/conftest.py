@@ -1,4 +1,12 @@
-"""Shared fixtures: the real catalogue, a CLI runner, catalogue mutations."""
+"""Shared fixtures: a catalogue, a CLI runner, catalogue mutations.
+
+`catalog`, `run` and `mutated` use the tests' own catalogue
+(tests/fixtures/catalog.toml): the tag rules, errors and commands are tested
+on its values, so a version bump of images/catalog.toml edits no test. The
+`real_` ones read images/catalog.toml: only for the tests that hold the real
+catalogue to the seed's tables (testdata/) or check what only it has (its
+arch families, its targets' archs), never spelling its values.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +23,9 @@ import pytest
 from tools.tagconf import catalog as catalog_mod
 from tools.tagconf.cli import main
 
-CATALOG = Path("images/catalog.toml")  # runfiles path (cwd is the runfiles root)
+# runfiles paths (cwd is the runfiles root)
+CATALOG = Path("tests/fixtures/catalog.toml")  # the tests' own
+REAL_CATALOG = Path("images/catalog.toml")
 
 
 @dataclass
@@ -27,7 +37,14 @@ class Result:
 
 @pytest.fixture(scope="session")
 def catalog():
+    """The tests' own catalogue."""
     return catalog_mod.load(CATALOG)
+
+
+@pytest.fixture(scope="session")
+def real_catalog():
+    """images/catalog.toml: for the seed-golden tests and the real family's shape."""
+    return catalog_mod.load(REAL_CATALOG)
 
 
 @pytest.fixture(scope="session")
@@ -35,11 +52,8 @@ def catalog_text() -> str:
     return CATALOG.read_text(encoding="utf-8")
 
 
-@pytest.fixture
-def run():
-    """Call tagconf's main() in-process with the real catalogue by default."""
-
-    def _run(*argv: str, catalog: Path | None = CATALOG) -> Result:
+def _runner(default: Path):
+    def _run(*argv: str, catalog: Path | None = default) -> Result:
         out, err = io.StringIO(), io.StringIO()
         full = (["--catalog", str(catalog)] if catalog else []) + list(argv)
         with redirect_stdout(out), redirect_stderr(err):
@@ -50,6 +64,18 @@ def run():
         return Result(code, out.getvalue(), err.getvalue())
 
     return _run
+
+
+@pytest.fixture
+def run():
+    """Call tagconf's main() in-process with the tests' own catalogue by default."""
+    return _runner(CATALOG)
+
+
+@pytest.fixture
+def real_run():
+    """Call tagconf's main() in-process with images/catalog.toml by default."""
+    return _runner(REAL_CATALOG)
 
 
 @pytest.fixture
@@ -67,7 +93,7 @@ def run_binary():
 
 @pytest.fixture
 def mutated(tmp_path, catalog_text):
-    """Write the real catalogue with one textual replacement applied."""
+    """Write the tests' own catalogue with one textual replacement applied."""
 
     def _mutate(old: str, new: str, count: int = 1) -> Path:
         assert old in catalog_text, f"fixture text not in catalogue: {old!r}"

@@ -1,16 +1,15 @@
-"""The real entry point (`bazel run //tools/tagconf`) and generate/check."""
+"""The real entry point (`bazel run //tools/tagconf`) and generate/check.
+
+The in-process commands (`run`) read the tests' own catalogue
+(tests/fixtures/catalog.toml); the binary, given no --catalog, the real one,
+which it must print as the seed's table."""
 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-
-from tools.tagconf import catalog as catalog_mod
-
-CATALOG = catalog_mod.load("images/catalog.toml")
 
 
 def test_binary_prints_the_versioned_table(run_binary):
@@ -39,18 +38,23 @@ def test_generate_then_check_round_trip(run, tmp_path):
 
 def test_check_fails_with_diff_and_the_update_command(run, tmp_path):
     out = tmp_path / "targets.bzl"
-    shutil.copy("images/targets.bzl", out)
+    assert run("generate", "--output", str(out)).code == 0
     out.write_text(out.read_text().replace('"gfx942",\n', ""))
     result = run("check", "--output", str(out))
     assert result.code == 1
     assert '+    "gfx942",' in result.err
-    assert "is stale; run: bazel run //images:update_targets" in result.err
+    # the update command of the catalogue's own package
+    assert "is stale; run: bazel run //tests/fixtures:update_targets" in result.err
 
 
-def test_check_fails_on_a_missing_generated_file(run, tmp_path):
+def test_check_fails_on_a_missing_generated_file(run, real_run, tmp_path):
     result = run("check", "--output", str(tmp_path / "missing.bzl"))
     assert result.code == 1
     assert "is stale" in result.err
+    # images/catalog.toml's is the one users run
+    result = real_run("check", "--output", str(tmp_path / "missing.bzl"))
+    assert result.code == 1
+    assert "is stale; run: bazel run //images:update_targets" in result.err
 
 
 def test_generated_starlark_carries_the_catalogue(run, tmp_path):
@@ -90,18 +94,18 @@ def test_spec_has_build_args_labels_refs_and_cache_ref(run):
     assert spec["stage"] == "test" and spec["dockerfile"] == "docker/Dockerfile.pytorch"
     assert spec["parents"] == ["pytorch-base", "pytorch-src", "triton-wheel"]
     assert spec["refs"] == [
-        "127.0.0.1:5000/ns/pytorch:2.15.0-10.1.0-full-gfx1201-test",
+        "127.0.0.1:5000/ns/pytorch:4.5.6-9.8.7-full-gfx1201-test",
         "127.0.0.1:5000/ns/pytorch:latest-gfx1201-test",
-        "127.0.0.1:5000/ns/pytorch:2.15.0-10.1.0-full-gfx1201-test-g0123abc",
+        "127.0.0.1:5000/ns/pytorch:4.5.6-9.8.7-full-gfx1201-test-g0123abc",
     ]
     assert "org.opencontainers.image.revision" not in spec["labels"]
     assert spec["labels"]["org.rocm-pytorch.image.arch"] == "gfx1201"
     # pytorch and pytorch-test share the pytorch repository: the stage keeps caches apart
     assert (
         spec["cache_ref"]
-        == "127.0.0.1:5000/cache/pytorch-cache:test_gfx1201_2.15.0-10.1.0-full-gfx1201-test"
+        == "127.0.0.1:5000/cache/pytorch-cache:test_gfx1201_4.5.6-9.8.7-full-gfx1201-test"
     )
-    assert spec["upstream"] == "rocm/dev-ubuntu-26.04:10.1.0-full"
+    assert spec["upstream"] == "fixture/dev-upstream:9.8.7-full"
 
 
 def test_build_spec_is_content_only_so_publish_changes_rebuild_nothing(run, tmp_path):
@@ -122,7 +126,7 @@ def test_build_spec_is_content_only_so_publish_changes_rebuild_nothing(run, tmp_
     # should be byte-identical whatever the registry or commit
     assert build_spec("--registry", "127.0.0.1:5000/other", "--vcs-ref", "1a2b3c4") == plain
     # should change with a version (the bytes change)
-    assert build_spec("--set", "PYTORCH_VERSION=2.16.0") != plain
+    assert build_spec("--set", "PYTORCH_VERSION=4.6.0") != plain
 
 
 def test_spec_of_arch_free_target_has_no_arch_build_arg(run):
@@ -133,7 +137,7 @@ def test_spec_of_arch_free_target_has_no_arch_build_arg(run):
     assert "PYTORCH_ROCM_ARCH" not in spec["build_args"]
     assert spec["cache_ref"] is None
     assert spec["labels"]["org.rocm-pytorch.image.arch"] == "noarch"
-    assert spec["registry"] == "snoc-strix.fold-leaffish.ts.net:8080/rocm-pytorch"
+    assert spec["registry"] == "fixture-registry.example:5000/fixture"
 
 
 @pytest.mark.parametrize(
@@ -157,12 +161,12 @@ def test_spec_reads_stable_vcs_ref_from_the_status_file(run, tmp_path):
     status = tmp_path / "stable-status.txt"
     status.write_text("BUILD_EMBED_LABEL \nSTABLE_VCS_REF 1a2b3c4\nSTABLE_GIT_DIRTY false\n")
     spec = json.loads(run("spec", "--target", "pytorch", "--status-file", str(status)).out)
-    assert spec["tags"]["immutable"] == "2.15.0-10.1.0-full-gfx950-g1a2b3c4"
+    assert spec["tags"]["immutable"] == "4.5.6-9.8.7-full-gfx950-g1a2b3c4"
     # --vcs-ref (from --define VCS_REF) wins
     spec = json.loads(
         run("spec", "--target", "pytorch", "--status-file", str(status), "--vcs-ref", "0000000").out
     )
-    assert spec["tags"]["immutable"] == "2.15.0-10.1.0-full-gfx950-g0000000"
+    assert spec["tags"]["immutable"] == "4.5.6-9.8.7-full-gfx950-g0000000"
     # no STABLE_VCS_REF (not a git checkout): no immutable tag
     status.write_text("BUILD_EMBED_LABEL \n")
     spec = json.loads(run("spec", "--target", "pytorch", "--status-file", str(status)).out)
@@ -187,25 +191,25 @@ def test_spec_refuses_a_dirty_checkout_under_stamping(run, tmp_path):
     assert ok.code == 0, ok.err
 
 
-def test_archs_lists_every_arch_and_marks_the_default(run):
+def test_archs_lists_every_arch_and_marks_the_default(run, catalog):
     result = run("archs")
     assert result.code == 0, result.err
     lines = result.out.splitlines()
     # should list the catalogue's archs in order, the default marked, then the families
-    assert [line.split()[0] for line in lines] == list(CATALOG.archs) + list(CATALOG.families)
-    assert "gfx110X-all (family: gfx1100, gfx1101, gfx1102, gfx1103)" in lines
+    assert [line.split()[0] for line in lines] == list(catalog.archs) + list(catalog.families)
+    assert "gfx110X (family: gfx1100, gfx1101)" in lines
     assert [line for line in lines if line.endswith("(default)")] == [
-        f"{CATALOG.default_arch} (default)"
+        f"{catalog.default_arch} (default)"
     ]
 
 
-def test_targets_lists_repository_arch_template_and_parents(run):
+def test_targets_lists_repository_arch_template_and_parents(run, catalog):
     import json
 
     result = run("targets")
     assert result.code == 0, result.err
     rows = {line.split()[0]: line for line in result.out.splitlines()}
-    assert list(rows) == list(CATALOG.target_names)
+    assert list(rows) == list(catalog.target_names)
     # should tell the shared repository and the arch-free targets apart
     assert rows["pytorch-test"].split()[1:3] == ["pytorch", "arch"]
     assert rows["triton-wheel"].split()[2] == "noarch"
@@ -222,18 +226,18 @@ def test_build_spec_labels_carry_the_values_of_the_tag_template(run):
     import json
 
     spec = json.loads(
-        run("spec", "--target", "triton-wheel", "--set", "TRITON_VERSION=3.9.0-rc1").out
+        run("spec", "--target", "triton-wheel", "--set", "TRITON_VERSION=7.8.9-rc1").out
     )
     labels = spec["labels"]
     # should label each value the versioned tag is made of, so tools never parse tags back
-    assert labels["org.opencontainers.image.version"] == "3.9.0-rc1-10.1.0-full"
-    assert labels["org.rocm-pytorch.image.triton-version"] == "3.9.0-rc1"
-    assert labels["org.rocm-pytorch.image.rocm-version"] == "10.1.0-full"
+    assert labels["org.opencontainers.image.version"] == "7.8.9-rc1-9.8.7-full"
+    assert labels["org.rocm-pytorch.image.triton-version"] == "7.8.9-rc1"
+    assert labels["org.rocm-pytorch.image.rocm-version"] == "9.8.7-full"
     # and only those: a value the tag does not use must not change the image
     assert "org.rocm-pytorch.image.pytorch-version" not in labels
     base = json.loads(run("spec", "--target", "pytorch-base", "--arch", "gfx950").out)["labels"]
-    assert base["org.rocm-pytorch.image.python-version"] == "3.14"
-    assert base["org.rocm-pytorch.image.rocm-version"] == "10.1.0-full"
+    assert base["org.rocm-pytorch.image.python-version"] == "3.21"
+    assert base["org.rocm-pytorch.image.rocm-version"] == "9.8.7-full"
 
 
 STAGED = """\
@@ -362,7 +366,7 @@ def test_build_spec_takes_an_optional_build_arg_only_where_the_stage_reads_it(ru
     [
         ("UCX_REF", "expected NAME=VALUE"),
         ("ucx_ref=1", "expected NAME=VALUE"),
-        ("PYTORCH_VERSION=2.16.0", "a catalogue key; pass it with --set PYTORCH_VERSION=2.16.0"),
+        ("PYTORCH_VERSION=4.6.0", "a catalogue key; pass it with --set PYTORCH_VERSION=4.6.0"),
         ("PYTORCH_ROCM_ARCH=gfx942", "the arch; pass it with --arch"),
     ],
 )

@@ -15,15 +15,15 @@ def seed_groups() -> dict[str, list[str]]:
     return {name: members.split() for name, members in rows}
 
 
-def test_groups_are_the_seed_table(run):
-    result = run("groups")
+def test_groups_are_the_seed_table(real_run):
+    result = real_run("groups")
     assert result.code == 0, result.err
     assert result.out == SEED.read_text()
 
 
-def test_group_lists_its_members_one_a_line(run):
+def test_group_lists_its_members_one_a_line(real_run):
     for name, members in seed_groups().items():
-        result = run("group", name)
+        result = real_run("group", name)
         assert result.code == 0, result.err
         assert result.out.splitlines() == members
 

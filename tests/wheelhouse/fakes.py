@@ -23,6 +23,9 @@ from tools.tagconf.tags import render_tags, resolve_values
 
 CATALOG = catalog_mod.load("images/catalog.toml")
 WHEELS = CATALOG.group("wheels")
+# The ROCm version of the made-up images (their tags render with it, not the
+# catalogue's): no real catalogue's, so a version bump edits no test.
+ROCM = "9.8.7-full"
 # The distribution each wheel target ships (as the fixture family's Dockerfiles do).
 DISTS = {
     "pytorch-wheel": "torch",
@@ -162,7 +165,7 @@ def make_descriptor(
     target: str,
     arch: str | None,
     *,
-    rocm: str = "10.1.0-full",
+    rocm: str = ROCM,
     layers: list[bytes] | None = None,
     labels: bool = True,
     name: str | None = None,
@@ -240,7 +243,7 @@ def make_descriptor(
 
 
 def make_family(
-    directory: Path, staging: FakeStaging, arch: str = "gfx950", rocm: str = "10.1.0-full"
+    directory: Path, staging: FakeStaging, arch: str = "gfx950", rocm: str = ROCM
 ) -> list[Path]:
     """One staged image and its descriptor per wheel target built for ``arch``."""
     return [

@@ -16,6 +16,8 @@ from tools.staging import descriptor as desc
 
 E2E = Path("tests/e2e")  # runfiles path of //tests/e2e outputs
 ARCH = "gfx950"
+# The fixture family is built with the real catalogue's values: its ROCm version.
+ROCM = CATALOG.defaults["ROCM_VERSION"]
 
 
 def name(target: str, arch: str = ARCH) -> str:

@@ -12,6 +12,7 @@ import pytest
 
 from tests.wheelhouse.fakes import (
     CATALOG,
+    ROCM,
     WHEELS,
     make_descriptor,
     make_family,
@@ -127,7 +128,7 @@ def test_collects_one_arch_from_bazel_out_and_skips_the_others(tmp_path, run, st
     rc, stdout, err = run("--arch", "gfx1201", "--out", out, "--from-staging", top)
     assert rc == 0, err
     assert stdout.startswith(
-        f"wheelhouse: 7 wheels for gfx1201, ROCm 10.1.0-full, from 7 images, in {out}\n"
+        f"wheelhouse: 7 wheels for gfx1201, ROCm {ROCM}, from 7 images, in {out}\n"
     )
     assert f"pip install --index-url {(out / 'simple').as_uri()} torch vllm" in stdout
     names = wheels_in(out)
@@ -136,10 +137,10 @@ def test_collects_one_arch_from_bazel_out_and_skips_the_others(tmp_path, run, st
     assert all("gfx1201" in n for n in names if not n.startswith("triton"))
     assert "skipped 7 staged images of other archs or targets" in err
     manifest = json.loads((out / "wheelhouse.json").read_text())
-    assert (manifest["arch"], manifest["rocm_version"]) == ("gfx1201", "10.1.0-full")
+    assert (manifest["arch"], manifest["rocm_version"]) == ("gfx1201", ROCM)
     # should say, where the wheels are published and as it ends, that they are for the
     # family's images only and what fails outside them
-    statement = "these wheels are for the rocm-pytorch images for gfx1201 (ROCm 10.1.0-full) only"
+    statement = f"these wheels are for the rocm-pytorch images for gfx1201 (ROCm {ROCM}) only"
     assert manifest["for"].startswith(statement)
     assert (out / "README.txt").read_text() == manifest["for"] + "\n"
     assert stdout.splitlines()[-1] == f"note: {manifest['for']}"
@@ -188,7 +189,7 @@ def test_refuses_mixed_rocm_versions(tmp_path, run, staging):
     rc, _, err = run("--out", tmp_path / "wh", *args)
     assert rc == 2
     line = one_line_error(err)
-    assert "refusing to mix ROCm versions: ROCm 10.1.0-full: pytorch-wheel (gfx950)," in line
+    assert f"refusing to mix ROCm versions: ROCm {ROCM}: pytorch-wheel (gfx950)," in line
     assert f"ROCm 10.2.0: vllm-wheel (gfx950) from {odd};" in line
 
 

@@ -13,14 +13,14 @@ import json
 import re
 
 from tests.wheelhouse.fakes import WHEELS, import_build_info, pip_install
-from tests.wheelhouse.fixture import ARCH, E2E, descriptor, descriptor_path, family
+from tests.wheelhouse.fixture import ARCH, E2E, ROCM, descriptor, descriptor_path, family
 
 
 def test_collects_gfx950_from_staging_and_pip_installs_torch_and_vllm(tmp_path, run):
     out = tmp_path / "wh"
     rc, stdout, err = run("--arch", ARCH, "--out", out, "--from-staging", E2E)
     assert rc == 0, err
-    assert stdout.startswith(f"wheelhouse: 8 wheels for {ARCH}, ROCm 10.1.0-full, from 8 images")
+    assert stdout.startswith(f"wheelhouse: 8 wheels for {ARCH}, ROCm {ROCM}, from 8 images")
     # the directory also holds vllm-wheel.gfx1201: skipped, not collected
     assert "skipped 1 staged images" in err
     manifest = json.loads((out / "wheelhouse.json").read_text())
@@ -45,7 +45,7 @@ def test_collects_gfx950_from_staging_and_pip_installs_torch_and_vllm(tmp_path, 
     )
     info = import_build_info(site, "torch", "vllm")
     assert info["torch"]["arch"] == ARCH and info["vllm"]["arch"] == ARCH
-    assert info["vllm"]["rocm"] == "10.1.0-full"
+    assert info["vllm"]["rocm"] == ROCM
 
 
 def test_refuses_the_gfx1201_descriptor_named_with_the_gfx950_ones(tmp_path, run):
@@ -76,7 +76,7 @@ def test_a_copied_descriptor_still_reads_the_image_from_staging(tmp_path, run):
     copy.write_bytes(descriptor_path("vllm-wheel").read_bytes())
     rc, stdout, err = run("--out", tmp_path / "wh", "--descriptor", copy, "--target", "vllm-wheel")
     assert rc == 0, err
-    assert "vllm-wheel (gfx950)" in stdout and "ROCm 10.1.0-full" in stdout
+    assert "vllm-wheel (gfx950)" in stdout and f"ROCm {ROCM}" in stdout
     manifest = json.loads((tmp_path / "wh" / "wheelhouse.json").read_text())
     assert manifest["images"][0]["digest"] == descriptor("vllm-wheel").digest
 

@@ -19,7 +19,7 @@ from tools.wheelhouse.index import (
     write_index,
 )
 
-TORCH = "torch-2.15.0+rocm10.1.0.full.gfx950-py3-none-any.whl"
+TORCH = "torch-4.5.6+rocm9.8.7.full.gfx950-py3-none-any.whl"
 
 
 @pytest.mark.parametrize(
@@ -33,7 +33,7 @@ def test_normalize_follows_pep_503(name, want):
 def test_parse_filename_reads_local_versions_and_build_tags():
     assert parse_filename(TORCH) == {
         "name": "torch",
-        "version": "2.15.0+rocm10.1.0.full.gfx950",
+        "version": "4.5.6+rocm9.8.7.full.gfx950",
         "python": "py3",
         "abi": "none",
         "platform": "any",
@@ -82,7 +82,7 @@ def test_pip_installs_from_the_written_index_and_nothing_else(tmp_path):
     out = tmp_path / "wh"
     out.mkdir()
     files = []
-    for dist, version in [("torch", "2.15.0+rocm10.1.0.full.gfx950"), ("vllm", "0.33.0")]:
+    for dist, version in [("torch", "4.5.6+rocm9.8.7.full.gfx950"), ("vllm", "0.77.1")]:
         name, data = make_wheel(dist, version, f"BUILD_INFO = {{'dist': {dist!r}}}")
         (out / name).write_bytes(data)
         files.append(WheelFile(name, hashlib.sha256(data).hexdigest()))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.wheelhouse.fakes import CATALOG, WHEELS
+from tests.wheelhouse.fakes import CATALOG, ROCM, WHEELS
 from tools.wheelhouse.errors import WheelhouseError
 from tools.wheelhouse.model import WheelImage, identify
 from tools.wheelhouse.policy import check, pick
@@ -12,7 +12,7 @@ from tools.wheelhouse.policy import check, pick
 ARCH_FREE = {t.name for t in CATALOG.targets if not t.arch}
 
 
-def image(target, arch="gfx950", rocm="10.1.0-full", digest=None, origin=None):
+def image(target, arch="gfx950", rocm=ROCM, digest=None, origin=None):
     arch = None if target in ARCH_FREE else arch
     name = f"{target}.{arch}" if arch else target
     return WheelImage(
@@ -25,7 +25,7 @@ def image(target, arch="gfx950", rocm="10.1.0-full", digest=None, origin=None):
     )
 
 
-def family(arch="gfx950", rocm="10.1.0-full"):
+def family(arch="gfx950", rocm=ROCM):
     return [image(t, arch, rocm) for t in WHEELS]
 
 
@@ -48,43 +48,43 @@ def ident(**kw):
 
 def test_identify_reads_the_descriptor_and_rocm_from_the_version_label():
     meta = {"target": "vllm-wheel", "arch": "gfx950", "repository": "vllm-wheel"}
-    got = ident(metadata=meta, labels={VERSION: "v0.33.0-10.1.0-full-gfx950"})
+    got = ident(metadata=meta, labels={VERSION: "v0.77.1-9.8.7-full-gfx950"})
     assert (got.target, got.arch, got.repository, got.rocm_version) == (
         "vllm-wheel",
         "gfx950",
         "vllm-wheel",
-        "10.1.0-full",
+        "9.8.7-full",
     )
 
 
 def test_identify_takes_rocm_from_its_own_label_not_from_an_ambiguous_tag():
-    # TRITON_VERSION=3.9.0-rc1: the tag 3.9.0-rc1-10.1.0-full parses as ROCm rc1-10.1.0-full
+    # TRITON_VERSION=7.8.9-rc1: the tag 7.8.9-rc1-9.8.7-full parses as ROCm rc1-9.8.7-full
     labels = {
         TARGET: "triton-wheel",
         ARCH: "noarch",
-        VERSION: "3.9.0-rc1-10.1.0-full",
-        "org.rocm-pytorch.image.rocm-version": "10.1.0-full",
+        VERSION: "7.8.9-rc1-9.8.7-full",
+        "org.rocm-pytorch.image.rocm-version": "9.8.7-full",
     }
-    got = ident(labels=labels, pulled=("triton-wheel", "3.9.0-rc1-10.1.0-full"))
-    assert (got.target, got.arch, got.rocm_version) == ("triton-wheel", None, "10.1.0-full")
-    # and so it mixes with the arch images of ROCm 10.1.0-full
+    got = ident(labels=labels, pulled=("triton-wheel", "7.8.9-rc1-9.8.7-full"))
+    assert (got.target, got.arch, got.rocm_version) == ("triton-wheel", None, "9.8.7-full")
+    # and so it mixes with the arch images of ROCm 9.8.7-full (family()'s)
     run_check([*(i for i in family() if i.target != "triton-wheel"), got])
 
 
 def test_identify_reads_labels_and_noarch_means_arch_free():
-    got = ident(labels={TARGET: "triton-wheel", ARCH: "noarch", VERSION: "3.9.0-10.2.0"})
+    got = ident(labels={TARGET: "triton-wheel", ARCH: "noarch", VERSION: "7.8.9-10.2.0"})
     assert (got.target, got.arch, got.rocm_version) == ("triton-wheel", None, "10.2.0")
 
 
 def test_identify_a_floating_pull_takes_rocm_from_the_version_label():
     # latest-gfx950 says nothing about ROCm; the label holds the versioned tag
-    labels = {VERSION: "2.15.0-10.1.0-full-gfx950"}
+    labels = {VERSION: "4.5.6-9.8.7-full-gfx950"}
     got = ident(labels=labels, pulled=("pytorch-wheel", "latest-gfx950"))
-    assert (got.target, got.arch, got.rocm_version) == ("pytorch-wheel", "gfx950", "10.1.0-full")
+    assert (got.target, got.arch, got.rocm_version) == ("pytorch-wheel", "gfx950", "9.8.7-full")
 
 
 def test_identify_a_versioned_pull_without_labels_parses_the_tag():
-    got = ident(pulled=("cupy-wheel", "v14.2.0-9.9-gfx942"))
+    got = ident(pulled=("cupy-wheel", "v77.0.1-9.9-gfx942"))
     assert (got.target, got.arch, got.rocm_version) == ("cupy-wheel", "gfx942", "9.9")
 
 
@@ -115,7 +115,7 @@ def test_identify_returns_none_for_an_anonymous_image():
 
 def test_check_accepts_one_arch_and_one_rocm_version_in_catalogue_order():
     images, rocm = run_check(list(reversed(family())))
-    assert rocm == "10.1.0-full"
+    assert rocm == ROCM
     assert [i.target for i in images] == list(WHEELS)
 
 
@@ -141,7 +141,7 @@ def test_check_refuses_an_image_of_another_arch_and_names_it():
 
 def test_check_refuses_an_arch_target_without_an_arch():
     images = [i for i in family() if i.target != "cupy-wheel"]
-    images.append(WheelImage("cupy-wheel", None, "cupy-wheel", "10.1.0-full", "sha256:c", "r/c"))
+    images.append(WheelImage("cupy-wheel", None, "cupy-wheel", ROCM, "sha256:c", "r/c"))
     with pytest.raises(WheelhouseError, match=r"cannot tell the arch of cupy-wheel from r/c"):
         run_check(images)
 
@@ -152,12 +152,12 @@ def test_check_refuses_mixed_rocm_versions_and_names_the_odd_ones_out():
     with pytest.raises(WheelhouseError) as e:
         run_check(images)
     msg = str(e.value)
-    assert msg.startswith("refusing to mix ROCm versions: ROCm 10.1.0-full: pytorch-wheel (gfx950)")
+    assert msg.startswith(f"refusing to mix ROCm versions: ROCm {ROCM}: pytorch-wheel (gfx950)")
     assert (
         "ROCm 10.2.0: vllm-wheel (gfx950) from out/vllm-wheel.gfx950.json,"
         " lmcache-wheel (gfx950) from out/lmcache-wheel.gfx950.json" in msg
     )
-    assert "one ROCM_VERSION (e.g. --define ROCM_VERSION=10.1.0-full)" in msg
+    assert f"one ROCM_VERSION (e.g. --define ROCM_VERSION={ROCM})" in msg
 
 
 def test_check_refuses_the_arch_free_image_of_another_rocm_version():
