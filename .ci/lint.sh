@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# lint.sh - ruff (check + format) and buildifier (lint + format) over the tree.
+# lint.sh - ruff (check + format) and buildifier (lint + format) over the tree,
+# and .ci/catalogue_values.py: no test or CI check spells the real catalogue's
+# values (tests/fixtures/catalog.toml has its own; read the real ones from
+# images/catalog.toml).
 # Installs pinned versions on first use (PyPI and npm) into a cache outside
 # the clone, so a second CI run on the same machine starts at once.
 #   .ci/lint.sh          check only (what CI runs)
@@ -31,4 +34,5 @@ rc=0
 "$ruff" format --check . || rc=1
 # shellcheck disable=SC2086
 "$buildifier" -lint=warn -mode=check $starlark || rc=1
+python3 .ci/catalogue_values.py --list || rc=1
 exit $rc
