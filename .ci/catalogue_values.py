@@ -3,17 +3,18 @@
     python3 .ci/catalogue_values.py          # the checkout's tests and CI checks
     python3 .ci/catalogue_values.py --list   # every hit, not just the count per file
 
-A test that writes `2.15.0` or `10.1.0-full` breaks on every version bump of
-images/catalog.toml although nothing it tests changed. Tests of the tag rules,
-plans, pushes and reports run on tests/fixtures/catalog.toml, and what a test
-must know of the real catalogue it reads from it (tools/tagconf). Only the
-tests that hold the real catalogue to the seed's tables (SEED_GOLDEN) name its
-values.
+A test that spells the catalogue's PYTORCH_VERSION or ROCM_VERSION breaks on
+every version bump of images/catalog.toml although nothing it tests changed.
+Tests of the tag rules, plans, pushes and reports run on
+tests/fixtures/catalog.toml, and what a test must know of the real catalogue
+it reads from it (tools/tagconf). Only the tests that hold the real catalogue
+to the seed's tables (SEED_GOLDEN) name its values.
 
 The values: every non-empty [defaults] value of the real catalogue (versions
-and refs) and its registry, each matched as a whole word (`3.14` matches
-`"3.14"`, not `python3.14`). The files: `git ls-files tests .ci`. Standard
-library only (.ci runs it under the host's python3, lint.sh calls it).
+and refs) and its registry, each matched as a whole word (a PYTHON_VERSION of
+`3.21` matches `"3.21"`, not `python3.21` or `3.21.1`). The files: `git ls-files
+tests .ci`. Standard library only (.ci runs it under the host's python3, lint.sh
+calls it).
 Prints one line per offending file and `N files name the real catalogue's
 values`; exits 1 when any does.
 """

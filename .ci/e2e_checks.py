@@ -5,8 +5,10 @@ A test cannot run the Bazel that runs it, so these run after
 here use the reproducible output (`--reproducible`, as
 `--config=release`), which the digest comparisons need:
 
-- `--define arch=gfx950,gfx1201` builds the family; a second build executes
-  no action; Bazel holds descriptors only (under 1 MB for 29 images);
+- `--define arch=gfx950,gfx1201` builds the family (as many images as tagconf
+  renders for the catalogue's targets and those archs: every count here is the
+  catalogue's, never a number written down); a second build executes no action;
+  Bazel holds descriptors only (under 1 MB for the family);
 - changing `--image_registry=` or `--define VCS_REF=` executes no ImageBuild;
 - `bazel aquery` shows one ImageBuild action for each arch-free target
   whatever the archs, and every ImageBuild action is local and uncached,
@@ -18,14 +20,15 @@ here use the reproducible output (`--reproducible`, as
   aiter-wheel (gfx942, gfx950 only) for gfx1201 fails analysis in one line
   (its push refuses an empty plan), and push_default.plan for gfx1201 leaves
   it out and says so;
-- the real family analyses for all 13 archs and the 7 arch families, its push_default.plan is
-  exactly tagconf's tags, and `--config=release` adds the -g<sha> tags;
+- the real family analyses for all the catalogue's archs and arch families, its
+  push_default.plan is exactly tagconf's tags, and `--config=release` adds the -g<sha>
+  tags (one per image of the default group);
   push_default.help has no ImageBuild or ImageSpec action under it, and
   `bazel run //images:push_default -- --help` prints that help and builds no image;
 - an image past its size budget (tests/e2e:rocm-runtime.over_budget, the fixture's
   rocm-runtime against budgets_exceeded.toml) fails the build in one line naming the
   image, its size, the budget and the excess;
-- the fixture family's report (`//tests/e2e:report`, offline) holds its 29 images and
+- the fixture family's report (`//tests/e2e:report`, offline) holds its images and
   holds up in headless chromium (.ci/report_check.py, tests/report:check_page);
 - `--cache_registry` exports BuildKit's cache where prune-cache finds it;
 - `--config=release` publishes the fixture family signed (cosign, a key made
@@ -68,9 +71,18 @@ from tests.e2e import two_engines
 from tools import client_env
 from tools.registry.sign import find_cosign
 from tools.scratch_bazel import Checks
+from tools.tagconf import catalog as catalog_mod
+from tools.tagconf.spec import cache_ref
+from tools.tagconf.tags import render_tags, resolve_values
 
 ARCHS = two_engines.ARCHS
 FAMILY = two_engines.FAMILY
+# The real catalogue (the fixture family's too): the archs, families, groups and tags the
+# checks expect are read from it (tools/tagconf, standard library only).
+CATALOG = catalog_mod.load(two_engines.CATALOG)
+# The fixture family's images for ARCHS: every target for each arch it is built for, and
+# the arch-free targets once (aiter-wheel has no gfx1201 image).
+IMAGES = len(two_engines.images())
 # The family builds here in the reproducible output mode (`--config=release`'s): the
 # checks compare digests across engines and across a clean rebuild. `bazel test` built it
 # in the plain mode (no define) before.
@@ -108,8 +120,7 @@ BEFORE: dict[str, str] = {}
 def _build():
     bazel("build", FAMILY, f"--define=arch={ARCHS}", REPRODUCIBLE)
     BEFORE.update(two_engines.digests())
-    # 14 arch targets x 2 + 2 arch-free
-    assert len(BEFORE) == 29, f"{len(BEFORE)} images built"
+    assert len(BEFORE) == IMAGES, f"{len(BEFORE)} images built, tagconf renders {IMAGES}"
     return f"{len(BEFORE)} images"
 
 
@@ -175,7 +186,7 @@ def _report():
         "//tests/e2e:report",
         [f"--define=arch={ARCHS}", REPRODUCIBLE],
         out,
-        29,
+        IMAGES,
         ("--offline",),
     )
 
@@ -256,7 +267,7 @@ def _unknown_arch():
     assert proc.returncode != 0, "analysis succeeded"
     want = (
         '--define arch=gfx951: unknown arch or family "gfx951"; did you mean "gfx950"? known'
-        " archs: gfx908, gfx90a, gfx942, gfx950,"
+        f" archs: {', '.join(CATALOG.archs)} (or all); families: "
     )
     assert want in proc.stderr, proc.stderr[-2000:]
 
@@ -322,23 +333,29 @@ def _bad_defines():
     proc = bazel("run", "//tests/e2e:push_all", check=False)
     want = (
         "error: //tests/e2e:push_all: there is no `all` group, on purpose (a target outside"
-        " every group, e.g. pytorch-test, is never pushed by accident); known groups: default,"
-        " wheels, serving; push one with bazel run //tests/e2e:push_default,"
+        " every group, e.g. pytorch-test, is never pushed by accident); known groups:"
+        f" {', '.join(CATALOG.groups)}; push one with bazel run //tests/e2e:push_default,"
     )
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert proc.stderr.strip().splitlines()[-1].startswith(want), proc.stderr[-2000:]
     bazel("cquery", "//tests/e2e:all")  # the wildcard includes the manual push_all
 
 
+AITER_ARCHS = CATALOG.target_archs(CATALOG.target("aiter-wheel"))
+
+
 @check(
-    "aiter-wheel (gfx942, gfx950 only) for gfx1201: refused by name and push, left out of a group"
+    f"aiter-wheel ({', '.join(AITER_ARCHS)} only) for gfx1201: refused by name and push,"
+    " left out of a group"
 )
 def _unbuilt_arch():
+    assert "gfx1201" not in AITER_ARCHS, AITER_ARCHS
     proc = bazel("build", "--nobuild", "//images:aiter-wheel", "--define=arch=gfx1201", check=False)
     assert proc.returncode != 0, "analysis succeeded"
     want = (
         "//images:aiter-wheel is not built for gfx1201: images/catalog.toml builds aiter-wheel"
-        " for gfx942, gfx950 only (targets.aiter-wheel.archs); ask for --define arch=gfx942,gfx950"
+        f" for {', '.join(AITER_ARCHS)} only (targets.aiter-wheel.archs); ask for --define"
+        f" arch={','.join(AITER_ARCHS)}"
     )
     assert want in proc.stderr, proc.stderr[-2000:]
     proc = bazel("run", "//images:push_default.plan", "--define=arch=gfx1201")
@@ -353,25 +370,21 @@ def _unbuilt_arch():
     return f"{len(proc.stdout.split())} refs, no aiter-wheel"
 
 
-ALL_ARCHS = (
-    "gfx908,gfx90a,gfx942,gfx950,gfx1030,gfx1100,gfx1101,gfx1102,gfx1103,gfx1150,gfx1151,"
-    "gfx1200,gfx1201"
-)
-FAMILIES = (
-    "gfx90X-dcgpu,gfx94X-gfx950-dcgpu,gfx110X,gfx110X-dgpu,gfx110X-all,gfx115X-all,gfx120X-all"
-)
+ALL_ARCHS = ",".join(CATALOG.archs)
+FAMILIES = ",".join(CATALOG.families)
 
 
 @check(
-    "real family analyses for all 13 archs and the 7 arch families; --define arch=all plans"
-    " the 13 archs, no family"
+    f"real family analyses for all {len(CATALOG.archs)} archs and the {len(CATALOG.families)}"
+    f" arch families; --define arch=all plans the {len(CATALOG.archs)} archs, no family"
 )
 def _real_family():
+    assert "gfx110X-all" in CATALOG.families, "the family this check plans"
     bazel("build", "--nobuild", "//images/...", f"--define=arch={ALL_ARCHS},{FAMILIES}")
-    # `all` is the same 13 archs: the plan lists each of them, and no family
+    # `all` is the same archs: the plan lists each of them, and no family
     proc = bazel("run", "//images:pytorch.push.plan", "--define=arch=all")
     archs = [ref.split(":latest-", 1)[1] for ref in proc.stdout.split() if ":latest-" in ref]
-    assert archs == ALL_ARCHS.split(","), archs
+    assert archs == list(CATALOG.archs), archs
     # a family's plan is one image per target, tagged with the family's name
     proc = bazel("run", "//images:pytorch.push.plan", "--define=arch=gfx110X-all")
     assert proc.stdout.split()[-1].endswith("/pytorch:latest-gfx110X-all"), proc.stdout
@@ -430,8 +443,9 @@ def _release_plan():
     ).stdout.strip()
     proc = bazel("run", "//images:push_default.plan", "--config=release", "--define=arch=gfx950")
     stamped = [r for r in proc.stdout.splitlines() if r.endswith(f"-g{sha}")]
-    # one immutable tag per image of the default group (14 images for one arch)
-    assert len(stamped) == 14, f"{len(stamped)} refs end in -g{sha}"
+    # one immutable tag per image of the default group for that arch
+    want = len(two_engines.images("gfx950", group="default"))
+    assert len(stamped) == want, f"{len(stamped)} refs end in -g{sha}, want {want}"
     return f"{len(stamped)} refs end in -g{sha}"
 
 
@@ -443,7 +457,12 @@ def _cache_registry():
     url = f"http://{registry}/v2/{namespace}/triton-wheel-cache/tags/list"
     with urllib.request.urlopen(url, timeout=10) as r:
         tags = json.load(r)["tags"]
-    assert tags == ["wheel_noarch_3.9.0-10.1.0-full"], tags
+    # tagconf's cache ref of the catalogue's triton-wheel: <stage>_noarch_<versioned tag>
+    triton = CATALOG.target("triton-wheel")
+    versioned = render_tags(CATALOG, triton, None, resolve_values(CATALOG)).versioned
+    want = cache_ref(f"{registry}/{namespace}", triton, None, versioned)
+    assert want.startswith(f"{registry}/{namespace}/triton-wheel-cache:"), want
+    assert tags == [want.rsplit(":", 1)[1]], (tags, want)
     proc = bazel(
         "run",
         "//tools/registry",

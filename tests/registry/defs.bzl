@@ -7,8 +7,9 @@ def registry_tool_test(name, srcs, size = "medium", deps = [], **kwargs):
     """A pytest_test that runs `//tools/registry` against docker-registry processes it starts.
 
     Every such test builds synthetic images (staging_images.py, with the
-    catalogue's repositories), finds the tool at $REGISTRY_BIN_TOOL and runs
-    locally (registry processes on loopback ports).
+    repositories and tags of the tests' own catalogue, tests/fixtures/catalog.toml),
+    finds the tool at $REGISTRY_BIN_TOOL and runs locally (registry processes on
+    loopback ports).
 
     Args:
       name: the test's name.
@@ -22,7 +23,7 @@ def registry_tool_test(name, srcs, size = "medium", deps = [], **kwargs):
         size = size,
         srcs = srcs + ["staging_images.py"],
         data = [
-            "//images:catalog.toml",
+            "//tests/fixtures:catalog.toml",
             "//tools/registry",
         ],
         env = {"REGISTRY_BIN_TOOL": "$(rootpath //tools/registry)"},

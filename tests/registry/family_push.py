@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.tagconf import catalog as catalog_mod
-from tools.tagconf.spec import image_spec
-from tools.tagconf.tags import render_many, resolve_values
+from tools.tagconf.spec import image_spec, upstream_ref
+from tools.tagconf.tags import ImageTags, render_many, render_tags, resolve_values
 
 CATALOG = catalog_mod.load("images/catalog.toml")
 ARCHS = os.environ["E2E_ARCHS"].split(",")
@@ -41,10 +41,25 @@ def registry_tool(*args: str, env: dict | None = None) -> Run:
     return run([os.environ["REGISTRY_BIN_TOOL"], *args], env)
 
 
+def default_images() -> list[ImageTags]:
+    """tagconf's images of the default group for the e2e archs (what push_default pushes)."""
+    return render_many(CATALOG, CATALOG.group("default"), ARCHS, resolve_values(CATALOG))
+
+
 def expected_default_refs() -> list[str]:
     """tagconf's refs for the default group and the e2e archs, without registry."""
-    images = render_many(CATALOG, CATALOG.group("default"), ARCHS, resolve_values(CATALOG))
-    return [ref for i in images for ref in i.refs("all", NAMESPACE)]
+    return [ref for i in default_images() for ref in i.refs("all", NAMESPACE)]
+
+
+def tags(target: str, arch: str | None = None, vcs_ref: str | None = None) -> ImageTags:
+    """The tags the catalogue gives ``target`` for ``arch`` (with VCS_REF ``vcs_ref``)."""
+    values = resolve_values(CATALOG, vcs_ref=vcs_ref)
+    return render_tags(CATALOG, CATALOG.target(target), arch, values)
+
+
+def upstream() -> str:
+    """The upstream image reference of the catalogue's defaults (UPSTREAM_IMAGE:ROCM_VERSION)."""
+    return upstream_ref(resolve_values(CATALOG))
 
 
 def metadata(name: str) -> dict:

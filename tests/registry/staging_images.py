@@ -1,6 +1,7 @@
 """Synthetic images in a staging registry, with the descriptors, specs and plans Bazel would write.
 
-Two images of the real catalogue for one arch: rocm-runtime (random layers)
+Two images of the tests' own catalogue (tests/fixtures/catalog.toml, the real
+one's shapes with values of its own) for one arch: rocm-runtime (random layers)
 and its child pytorch-base (the parent's layers plus one of its own). Layers
 are real gzipped tars and the config lists their diff_ids, so a Docker engine
 can pull them too.
@@ -29,7 +30,7 @@ from tools.tagconf import catalog as catalog_mod
 from tools.tagconf.spec import image_spec
 from tools.tagconf.tags import resolve_values
 
-CATALOG = catalog_mod.load("images/catalog.toml")
+CATALOG = catalog_mod.load("tests/fixtures/catalog.toml")
 NAMESPACE = "rocm-pytorch"
 ARCH = "gfx950"
 PREFIX = "staging"

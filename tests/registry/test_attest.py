@@ -45,7 +45,7 @@ Version: 1.0
 TORCH_METADATA = """\
 Metadata-Version: 2.1
 Name: torch
-Version: 2.15.0+rocm10.1.0.full.gfx950
+Version: 4.5.6+rocm9.8.7.full.gfx950
 Summary: Tensors and Dynamic neural networks in Python with strong GPU acceleration
 License: BSD-3-Clause
 
@@ -86,7 +86,7 @@ def images_with_packages(staging: str, tmp, vcs_ref: str | None = "1a2b3c4"):
         files_layer(
             {
                 f"{site}/.wh.six-1.17.0.dist-info": None,
-                f"{site}/torch-2.15.0+rocm10.1.0.full.gfx950.dist-info/METADATA": (
+                f"{site}/torch-4.5.6+rocm9.8.7.full.gfx950.dist-info/METADATA": (
                     TORCH_METADATA.encode()
                 ),
             }
@@ -173,7 +173,7 @@ def test_attest_attaches_an_sbom_of_dpkg_and_python_packages_and_provenance(
     purls = {c["purl"] for c in bom["components"]}
     # should list busybox's package and the torch wheel; not what a later layer removed
     assert "pkg:deb/debian/busybox-static@1%3A1.37.0-6?arch=amd64" in purls
-    assert "pkg:pypi/torch@2.15.0+rocm10.1.0.full.gfx950" in purls
+    assert "pkg:pypi/torch@4.5.6+rocm9.8.7.full.gfx950" in purls
     assert not any("six" in p or "removed-pkg" in p for p in purls)
     torch = next(c for c in bom["components"] if c["name"] == "torch")
     assert torch["licenses"] == [{"expression": "BSD-3-Clause"}]

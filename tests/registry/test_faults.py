@@ -139,9 +139,9 @@ def test_prune_cache_keeps_the_newest_n_per_group(registry):
             repo, tag, json.dumps(manifest).encode(), "application/vnd.oci.image.manifest.v1+json"
         )
 
-    for i, version in enumerate(["2.12.0", "2.13.0", "2.14.0", "2.15.0"]):
+    for i, version in enumerate(["4.2.0", "4.3.0", "4.4.0", "4.5.0"]):
         put_cache(f"pytorch_gfx950_{version}-x", f"2026-0{i + 1}-01T00:00:00Z", version.encode())
-    put_cache("test_gfx950_2.15.0-x", "2026-01-01T00:00:00Z", b"test")
+    put_cache("test_gfx950_4.5.0-x", "2026-01-01T00:00:00Z", b"test")
     client.close()
 
     dry = registry_tool(
@@ -156,9 +156,9 @@ def test_prune_cache_keeps_the_newest_n_per_group(registry):
     )
     assert result.code == 0, result.err
     assert sorted(registry.all_refs()) == [
-        f"{repo}:pytorch_gfx950_2.14.0-x",
-        f"{repo}:pytorch_gfx950_2.15.0-x",
-        f"{repo}:test_gfx950_2.15.0-x",
+        f"{repo}:pytorch_gfx950_4.4.0-x",
+        f"{repo}:pytorch_gfx950_4.5.0-x",
+        f"{repo}:test_gfx950_4.5.0-x",
     ]
 
 

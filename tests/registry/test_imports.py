@@ -25,7 +25,7 @@ def test_help_and_plan_import_no_http_client(tmp_path):
         "arch": None,
         "registry": "r.example/ns",
         "repository": "triton-wheel",
-        "tags": {"versioned": "3.9.0", "floating": "latest", "immutable": None},
+        "tags": {"versioned": "7.8.9", "floating": "latest", "immutable": None},
     }
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     plan = tmp_path / "plan.json"

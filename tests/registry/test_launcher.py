@@ -16,6 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from tools.tagconf import catalog as catalog_mod
+from tools.tagconf.spec import upstream_ref
+from tools.tagconf.tags import render_many, resolve_values
+
+# //tests/e2e's family is the real catalogue's: what its launchers say, read from it
+CATALOG = catalog_mod.load("images/catalog.toml")
 LAUNCHER = Path(os.environ["PLAN_DEFAULT_BIN"])  # tests/e2e/push_default.plan.sh
 RUNFILES = Path(os.environ.get("RUNFILES_DIR") or os.environ["TEST_SRCDIR"]).absolute()
 
@@ -96,12 +102,14 @@ def test_the_plan_says_what_it_plans_in_a_header_on_stderr(expected):
     # should keep stdout one ref a line, and count them in the header
     assert all(ref.count(":") >= 1 and not ref.startswith("#") for ref in refs)
     registry = refs[0].rsplit("/", 1)[0]
-    # the default group for one arch: 14 images, a versioned and a floating tag each
-    assert len(refs) == 28, refs
+    # the default group for the default arch: its images, a versioned and a floating tag each
+    arch, values = CATALOG.default_arch, resolve_values(CATALOG)
+    n = len(render_many(CATALOG, CATALOG.group("default"), [arch], values))
+    assert len(refs) == 2 * n, refs
     assert r.stderr.splitlines() == [
-        f"# //tests/e2e:push_default for gfx950: 14 images, 28 tags -> {registry}",
+        f"# //tests/e2e:push_default for {arch}: {n} images, {2 * n} tags -> {registry}",
         # the image the family starts FROM, and whether images/upstream.lock pins it
-        "upstream: rocm/dev-ubuntu-26.04:10.1.0-full, not locked: the builds take what the"
+        f"upstream: {upstream_ref(values)}, not locked: the builds take what the"
         " tag names when they run (a release refuses; `bazel run //images:upstream_lock`"
         " locks it)",
     ]
@@ -116,10 +124,16 @@ def test_the_help_target_prints_the_push_options_targets_registry_and_groups():
     out = r.stdout
     assert out.startswith("usage: bazel run //tests/e2e:push_default [--define arch=A[,B...]]")
     # should say what it pushes, for which arch, where, how to change both
-    assert "//tests/e2e:push_default builds, then pushes 14 targets: rocm-runtime," in out
-    assert "archs:    gfx950 (the catalogue's default); choose with --define arch=" in out
+    targets = CATALOG.group("default")
     assert (
-        "registry: snoc-strix.fold-leaffish.ts.net:8080/rocm-pytorch (the catalogue's"
+        f"//tests/e2e:push_default builds, then pushes {len(targets)} targets: {targets[0]}," in out
+    )
+    assert (
+        f"archs:    {CATALOG.default_arch} (the catalogue's default); choose with --define arch="
+        in out
+    )
+    assert (
+        f"registry: {CATALOG.registry} (the catalogue's"
         " registry); publish elsewhere with --image_registry=" in out
     )
     # the groups, and every option of the push
@@ -142,8 +156,11 @@ def test_the_report_help_target_prints_the_reports_own_help():
         " -- [options]\n"
     ), out
     assert "//tests/e2e:report: the family report, one self-contained HTML page" in out
-    assert "archs:    gfx950 (the catalogue's default); choose with --define arch=" in out
-    assert "registry: snoc-strix.fold-leaffish.ts.net:8080/rocm-pytorch (the catalogue's" in out
+    assert (
+        f"archs:    {CATALOG.default_arch} (the catalogue's default); choose with --define arch="
+        in out
+    )
+    assert f"registry: {CATALOG.registry} (the catalogue's" in out
     assert "--define KEY=VALUE" in out and "--config=rehearsal" in out
     options = [line.split()[0] for line in out.split("options:\n", 1)[1].splitlines()]
     options = [o.rstrip(",") for o in options if o.startswith("-")]

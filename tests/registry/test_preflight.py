@@ -24,7 +24,7 @@ def spec(tmp_path: Path, registry: str, repository: str, target: str = "pytorch"
                 "arch": "gfx950",
                 "registry": registry,
                 "repository": repository,
-                "tags": {"versioned": "2.15.0", "floating": "latest", "immutable": None},
+                "tags": {"versioned": "4.5.6", "floating": "latest", "immutable": None},
             }
         )
     )

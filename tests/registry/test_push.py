@@ -9,12 +9,15 @@ import pytest
 
 from tests.registry.family_push import (
     NAMESPACE,
+    default_images,
     expected_default_refs,
     metadata,
     push_default,
     push_one,
     registry_tool,
     run,
+    tags,
+    upstream,
     write_plan,
 )
 from tests.registry.fixtures import Fault
@@ -24,12 +27,14 @@ def test_default_group_for_two_archs_publishes_exactly_tagconfs_tags(registry):
     result = push_default(registry.host)
     # should push every image and say so
     assert result.code == 0, result.err
-    assert "25/25 images pushed" in result.err
+    n = len(default_images())
+    assert f"{n}/{n} images pushed" in result.err
     refs = registry.all_refs()
     want = expected_default_refs()
     # should publish exactly tagconf's refs: nothing missing, nothing extra, no collision
-    # 25 images x (versioned + floating): no aiter-wheel for gfx1201
-    assert len(want) == len(set(want)) == 50
+    # each image x (versioned + floating); no aiter-wheel for gfx1201
+    assert not [i for i in default_images() if i.target == "aiter-wheel" and i.arch == "gfx1201"]
+    assert len(want) == len(set(want)) == 2 * n
     assert sorted(refs) == sorted(want)
     # should point each tag at the digest the build recorded
     for ref, digest in refs.items():
@@ -55,7 +60,7 @@ def test_second_push_uploads_nothing_and_stays_within_one_plus_tags_requests(reg
     assert proxy.writes() == []
     assert "uploaded 0 blobs" in result.err
     # should make 1 + number-of-tags requests per image (HEAD manifest, HEAD each tag)
-    assert len(proxy.requests) == 25 * (1 + 2)
+    assert len(proxy.requests) == len(default_images()) * (1 + 2)
 
 
 def test_dry_run_prints_the_plan_and_writes_nothing(registry, proxy_for):
@@ -63,11 +68,15 @@ def test_dry_run_prints_the_plan_and_writes_nothing(registry, proxy_for):
     result = push_default(proxy.host, "--dry-run")
     assert result.code == 0, result.err
     # the registry check first: one upload session per repository, opened and cancelled
-    assert result.err.startswith(f"registry check: {proxy.host} (http): 14 repositories take a")
+    repositories = len({i.repository for i in default_images()})
+    assert result.err.startswith(
+        f"registry check: {proxy.host} (http): {repositories} repositories take a"
+    )
     assert proxy.writes(sessions=False) == []
     lines = result.out.splitlines()
-    assert len(lines) == 50
-    assert lines[0].startswith(f"{proxy.host}/{NAMESPACE}/rocm-runtime:10.1.0-full-gfx950@sha256:")
+    assert len(lines) == len(expected_default_refs())
+    runtime = tags("rocm-runtime", "gfx950").versioned
+    assert lines[0].startswith(f"{proxy.host}/{NAMESPACE}/rocm-runtime:{runtime}@sha256:")
     # should say what the real push would do: copy every blob from staging (the config,
     # four layers of the stand-in: busybox, its dpkg record, its links, dirs; one of its own)
     assert lines[0].endswith("from staging " + staging_host("rocm-runtime.gfx950") + ")"), lines[0]
@@ -82,7 +91,7 @@ def test_immutable_tag_never_moves(registry, tmp_path):
     )
     assert registry_tool("push", "--plan", str(first), "--registry", target).code == 0
     before = registry.all_refs()
-    immutable = f"{NAMESPACE}/pytorch-wheel:2.15.0-10.1.0-full-gfx950-gabc1234"
+    immutable = f"{NAMESPACE}/pytorch-wheel:{tags('pytorch-wheel', 'gfx950', 'abc1234').immutable}"
     assert before[immutable] == metadata("pytorch-wheel.gfx950")["digest"]
 
     # should accept the same digest again (idempotent)
@@ -101,7 +110,7 @@ def test_immutable_tag_never_moves(registry, tmp_path):
     result = registry_tool("push", "--plan", str(other), "--registry", target)
     assert result.code == 1
     assert "immutable tags never move; nothing was pushed" in result.err
-    assert f"{target}/pytorch-wheel:2.15.0-10.1.0-full-gfx950-gabc1234 is" in result.err
+    assert f"{target}/{immutable.split('/', 1)[1]} is" in result.err
     assert registry.all_refs() == before  # triton-wheel was not pushed either
 
 
@@ -137,10 +146,11 @@ def test_plan_binary_prints_the_refs_without_images(tmp_path):
     plan = write_plan(tmp_path, [("triton-wheel", None, "does-not-exist", "0123abc")])
     result = registry_tool("plan", "--plan", str(plan), "--registry", "r.example:5000/ns")
     assert result.code == 0, result.err
+    triton = tags("triton-wheel", vcs_ref="0123abc")
     assert result.out.splitlines() == [
-        "r.example:5000/ns/triton-wheel:3.9.0-10.1.0-full",
+        f"r.example:5000/ns/triton-wheel:{triton.versioned}",
         "r.example:5000/ns/triton-wheel:latest",
-        "r.example:5000/ns/triton-wheel:3.9.0-10.1.0-full-g0123abc",
+        f"r.example:5000/ns/triton-wheel:{triton.versioned}-g0123abc",
     ]
 
 
@@ -183,7 +193,7 @@ def test_plan_says_what_a_group_left_out_and_why(tmp_path):
         f"registry: note: {NOT_BUILT}; left out",
         "# plan for noarch: 1 image, 2 tags -> r.example:5000/ns",
     ]
-    assert result.err.splitlines()[2].startswith("upstream: rocm/dev-ubuntu-26.04:10.1.0-full")
+    assert result.err.splitlines()[2].startswith(f"upstream: {upstream()}")
     assert len(result.out.splitlines()) == 2
 
 
@@ -205,7 +215,7 @@ def test_plan_target_passes_its_arguments_through():
         "target": "rocm-runtime",
         "arch": "gfx950",
         "refs": [
-            "r.example/ns/rocm-runtime:10.1.0-full-gfx950",
+            f"r.example/ns/rocm-runtime:{tags('rocm-runtime', 'gfx950').versioned}",
             "r.example/ns/rocm-runtime:latest-gfx950",
         ],
         "immutable": None,
@@ -218,7 +228,8 @@ def test_tags_lists_digest_target_and_arch(registry):
     assert result.code == 0, result.err
     rows = [line.split("\t") for line in result.out.splitlines()]
     digest = metadata("pytorch.gfx950")["digest"]
-    assert ["2.15.0-10.1.0-full-gfx950", digest, "pytorch", "gfx950", "versioned"] in rows
+    versioned = tags("pytorch", "gfx950").versioned
+    assert [versioned, digest, "pytorch", "gfx950", "versioned"] in rows
     assert [
         "latest-gfx1201",
         metadata("pytorch.gfx1201")["digest"],
@@ -226,7 +237,10 @@ def test_tags_lists_digest_target_and_arch(registry):
         "gfx1201",
         "floating",
     ] in rows
-    assert len(rows) == 4
+    # the default group's tags of the repository (pytorch-test, also in it, is in no group)
+    assert len(rows) == len(
+        [r for r in expected_default_refs() if r.startswith(f"{NAMESPACE}/pytorch:")]
+    )
 
 
 def test_push_to_an_unreachable_registry_fails_naming_it(tmp_path):
@@ -245,22 +259,24 @@ def test_signed_push_of_the_family_verifies_and_a_moved_tag_fails(registry, prox
     key, pub = str(tmp_path / "k.key"), str(tmp_path / "k.pub")
     result = push_default(registry.host, "--sign", "--key", key, env=password)
     assert result.code == 0, result.err
-    assert "25 SBOMs and 25 provenances attached" in result.err
-    assert "75 signatures made" in result.err
+    n, refs = len(default_images()), len(expected_default_refs())
+    assert f"{n} SBOMs and {n} provenances attached" in result.err
+    # each image's, its SBOM's and its provenance's
+    assert f"{3 * n} signatures made" in result.err
     plan = "tests/e2e/push_default_e2e_archs.json"
     target = f"{registry.host}/{NAMESPACE}"
     verify = registry_tool("verify", "--plan", plan, "--registry", target, "--key", pub)
     assert verify.code == 0, verify.out + verify.err
-    assert verify.out.count("verified ") == 50
+    assert verify.out.count("verified ") == refs
 
     # a no-op signed re-push writes nothing and runs no cosign
     proxy = proxy_for(registry)
     again = push_default(proxy.host, "--sign", "--key", key, env=password)
     assert again.code == 0, again.err
     assert proxy.writes() == []
-    assert "0 signatures made, 25 images already complete" in again.err
+    assert f"0 signatures made, {n} images already complete" in again.err
     # 1 + 2 tags, then 3 digests x (referrers list + bundle manifest + bundle blob), + 1 probe
-    assert len(proxy.requests) == 25 * (1 + 2 + 3 * 3) + 1
+    assert len(proxy.requests) == n * (1 + 2 + 3 * 3) + 1
 
     # tamper: pytorch:latest-gfx950 now names the (also signed) gfx1201 image
     import httpx
@@ -277,7 +293,7 @@ def test_signed_push_of_the_family_verifies_and_a_moved_tag_fails(registry, prox
     ref = f"{target}/pytorch:latest-gfx950"
     assert f"FAILED {ref}@{gfx1201['digest']}: names {gfx1201['digest']}" in tampered.out
     assert f"verification failed: {ref}" in tampered.err
-    assert tampered.out.count("verified ") == 49
+    assert tampered.out.count("verified ") == refs - 1
 
 
 def test_a_dry_run_against_a_registry_that_will_not_take_a_write_says_so(registry, proxy_for):

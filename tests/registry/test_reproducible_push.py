@@ -18,7 +18,7 @@ from tools.staging import descriptor as desc
 
 LAYER = "sha256:" + "1" * 64
 CONFIG = "sha256:" + "2" * 64
-IMMUTABLE = "2.15.0-gabc1234"
+IMMUTABLE = "4.5.6-gabc1234"
 
 
 def built(tmp: Path, target: str, reproducible: bool | None) -> Path:
@@ -46,7 +46,7 @@ def built(tmp: Path, target: str, reproducible: bool | None) -> Path:
 
 
 def image(tmp: Path, target: str, reproducible: bool | None, immutable: bool) -> PlannedImage:
-    tags = ("2.15.0", "latest", *((IMMUTABLE,) if immutable else ()))
+    tags = ("4.5.6", "latest", *((IMMUTABLE,) if immutable else ()))
     return PlannedImage(
         target=target,
         arch="gfx950",
@@ -83,7 +83,7 @@ def test_an_immutable_tag_of_a_non_reproducible_image_is_refused_in_one_line(tmp
     assert "\n" not in refusal
     assert refusal == (
         "immutable tags need reproducible images (a clean rebuild must give the same digest);"
-        " nothing was pushed: pytorch (gfx950) (127.0.0.1:9/ns/pytorch:2.15.0-gabc1234) built"
+        " nothing was pushed: pytorch (gfx950) (127.0.0.1:9/ns/pytorch:4.5.6-gabc1234) built"
         " without --reproducible. Build with --config=release (or --reproducible)"
     )
 

@@ -13,6 +13,14 @@ from pathlib import Path
 from tools.registry import sbom
 from tools.staging.clients import Clients
 from tools.staging.descriptor import load
+from tools.tagconf import catalog
+from tools.tagconf.tags import resolve_values
+
+# The fixture family is the real catalogue's: its pytorch Dockerfile
+# (tests/e2e/docker/Dockerfile.pytorch) versions the torch wheel
+# ${PYTORCH_VERSION}+rocm${ROCM_VERSION with . for -}.${PYTORCH_ROCM_ARCH}
+VALUES = resolve_values(catalog.load("images/catalog.toml"))
+TORCH = f"{VALUES['PYTORCH_VERSION']}+rocm{VALUES['ROCM_VERSION'].replace('-', '.')}.gfx950"
 
 
 def bom_of(name: str) -> dict:
@@ -44,7 +52,7 @@ def test_the_stand_in_lists_busybox_static_from_dpkg():
 
 def test_the_fixture_runtime_lists_the_torch_wheel():
     bom = bom_of("pytorch-run.gfx950")
-    assert "pkg:pypi/torch@2.15.0+rocm10.1.0.full.gfx950" in purls(bom), purls(bom)
+    assert f"pkg:pypi/torch@{TORCH}" in purls(bom), purls(bom)
     torch = next(c for c in bom["components"] if c["name"] == "torch")
     locations = [p["value"] for p in torch["properties"] if p["name"].endswith(":location")]
-    assert locations[0].endswith("torch-2.15.0+rocm10.1.0.full.gfx950.dist-info")
+    assert locations[0].endswith(f"torch-{TORCH}.dist-info")

@@ -484,7 +484,8 @@ def test_plan_json_lists_target_arch_refs_and_immutable(tmp_path, env, registrie
     result = registry_tool("plan", "--plan", str(plan), "--registry", "r.example/ns", "--json")
     assert result.code == 0, result.err
     doc = json.loads(result.out)
-    base = "r.example/ns/base:10.1.0-full-3.14-gfx950"
+    # the fixture catalogue's (staging_images.py): base is ${ROCM_VERSION}-${PYTHON_VERSION}-${ARCH}
+    base = "r.example/ns/base:9.8.7-full-3.21-gfx950"
     assert [i["target"] for i in doc["images"]] == ["rocm-runtime", "pytorch-base"]
     assert doc["images"][1] == {
         "target": "pytorch-base",

@@ -24,7 +24,9 @@ import pytest
 from tests.registry.staging_images import registry_tool
 
 NAME = "rocm-pytorch/pytorch"
-FAMILY = ["2.15.0-10.1.0-full-gfx950", "latest-gfx950", "latest-gfx950-test"]
+# Tags read with the tests' own catalogue (its pytorch and pytorch-test share a repository)
+CATALOG = "tests/fixtures/catalog.toml"
+FAMILY = ["4.5.6-9.8.7-full-gfx950", "latest-gfx950", "latest-gfx950-test"]
 MANY = 200_000
 MAX_PAGE = 1000  # the most tags a page holds, whatever `n` asks (as registries cap it)
 HEAD_BUDGET = 5_000  # past it the fake answers 400: no tool should need that many
@@ -138,7 +140,9 @@ def many_tags() -> list[str]:
 def test_tags_of_200000_is_bounded_in_requests_and_time_with_progress_and_a_note(fake):
     registry = fake(many_tags(), head_delay=0.002, page_delay=0.01)
     start = time.monotonic()
-    result = registry_tool("tags", NAME, "--registry", registry.host, timeout=300)
+    result = registry_tool(
+        "tags", NAME, "--registry", registry.host, "--catalog", CATALOG, timeout=300
+    )
     took = time.monotonic() - start
     assert result.code == 0, (result.err[-2000:], dict(registry.counts))
     rows = [line.split("\t") for line in result.out.splitlines()]
@@ -148,7 +152,7 @@ def test_tags_of_200000_is_bounded_in_requests_and_time_with_progress_and_a_note
     assert {r[1] for r in rows[1000:]} == {"-"}
     # target, arch and kind for every tag, looked up or not
     by_tag = {r[0]: r for r in rows}
-    assert by_tag["2.15.0-10.1.0-full-gfx950"][2:] == ["pytorch", "gfx950", "versioned"]
+    assert by_tag["4.5.6-9.8.7-full-gfx950"][2:] == ["pytorch", "gfx950", "versioned"]
     assert by_tag["latest-gfx950-test"][2:] == ["pytorch-test", "gfx950", "floating"]
     assert by_tag["ci-199999"][2:] == ["-", "-", "unknown"]
     # bounded: pages of 1000, one HEAD per digest looked up, 8 at once
@@ -174,7 +178,17 @@ def test_tags_limit_0_looks_up_every_digest_in_parallel_and_json_says_none_left(
     tags = [f"ci-{i:04d}" for i in range(2500)]
     registry = fake(tags, head_delay=0.002)
     result = registry_tool(
-        "tags", NAME, "--registry", registry.host, "--limit", "0", "--jobs", "4", "--json"
+        "tags",
+        NAME,
+        "--registry",
+        registry.host,
+        "--catalog",
+        CATALOG,
+        "--limit",
+        "0",
+        "--jobs",
+        "4",
+        "--json",
     )
     assert result.code == 0, result.err
     document = json.loads(result.out)
@@ -193,7 +207,9 @@ def test_tags_limit_0_looks_up_every_digest_in_parallel_and_json_says_none_left(
 def test_tags_json_marks_the_digests_not_looked_up(fake):
     tags = [f"ci-{i:04d}" for i in range(1500)]
     registry = fake(tags)
-    result = registry_tool("tags", NAME, "--registry", registry.host, "--json", "--limit", "10")
+    result = registry_tool(
+        "tags", NAME, "--registry", registry.host, "--catalog", CATALOG, "--json", "--limit", "10"
+    )
     assert result.code == 0, result.err
     document = json.loads(result.out)
     assert document["not_looked_up"] == 1490
