@@ -101,7 +101,27 @@ def bazel(
     return proc
 
 
-check = Checks()
+def _args():
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python3 .ci/e2e_checks.py",
+        description="The end-to-end checks that need Bazel itself (run by .ci/run e2e):"
+        " real builds of the fixture family, pushes to $REGISTRY, analysis errors."
+        " Needs the engine's environment (python3 -m tools.engine env --private --registry).",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="TEXT",
+        help="run only the checks whose name holds TEXT (repeat); a check may need the"
+        " family an earlier one builds",
+    )
+    return parser.parse_args()
+
+
+# `python3 .ci/e2e_checks.py`'s options; imported (tests/house), the module reads none
+check = Checks(only=_args().only if __name__ == "__main__" else None)
 
 
 def executed_actions(stderr: str) -> int:
@@ -189,6 +209,64 @@ def _report():
         IMAGES,
         ("--offline",),
     )
+
+
+@check("the size gate on the fixture family's report: a grown image fails, a raised budget passes")
+def _size_gate():
+    proc = bazel(
+        "run",
+        "//tests/e2e:report",
+        f"--define=arch={ARCHS}",
+        REPRODUCIBLE,
+        "--",
+        "--offline",
+        "--json",
+        "--out",
+        str(Path(".ci/.cache/report-gate.html").absolute()),
+    )
+    work = Path(tempfile.mkdtemp(prefix="e2e-gate-"))
+    now = work / "now.json"
+    now.write_text(proc.stdout)
+    model = json.loads(proc.stdout)
+    grown = max(model["images"], key=lambda i: i["size"])  # the largest: a real change
+    main = json.loads(proc.stdout)
+    for image in main["images"]:
+        if image["id"] == grown["id"]:
+            image["size"] = int(image["size"] / 1.10)  # it grew 10 % since main
+    baseline = work / "main.json"
+    baseline.write_text(json.dumps(main))
+
+    def delta(base: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tools.report.delta",
+                "--report",
+                str(now),
+                "--baseline",
+                str(base),
+                "--out",
+                str(work / "delta.md"),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    failed = delta(baseline)
+    assert failed.returncode == 1, failed.stdout[-2000:] + failed.stderr
+    fails = [line for line in failed.stdout.splitlines() if line.startswith("FAIL: ")]
+    assert len(fails) == 1 and fails[0].startswith(f"FAIL: {grown['id']} grew +"), fails
+    assert "past the gate of 5 % or 200 MiB" in fails[0], fails[0]
+    for image in main["images"]:
+        if image["id"] == grown["id"]:
+            image["budget_bytes"] = (image["budget_bytes"] or 0) // 2  # raised in this change
+    baseline.write_text(json.dumps(main))
+    passed = delta(baseline)
+    assert passed.returncode == 0, passed.stdout[-2000:] + passed.stderr
+    assert f"| {grown['id']} |" in (work / "delta.md").read_text()
+    return f"{grown['id']} +10 %: {fails[0][6:80]}...; budget raised: passes"
 
 
 @check("an image past its size budget fails the build in one line with the excess")

@@ -237,6 +237,27 @@ class Run:
         )
 
 
+def _args():
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python3 .ci/rehearsal_checks.py",
+        description="The rehearsal (run by .ci/run rehearsal): docker/'s whole family on the"
+        " stand-in upstream and sources, every RUN executed, every image checked; about"
+        " 35 minutes and 56 GB of disk on 2 cores. Needs CI's engine environment"
+        " (python3 -m tools.engine env --private --registry) and the staging registry"
+        " (bazel run //tools/staging -- start). docs/rehearsal.md.",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="TEXT",
+        help="run only the checks whose name holds TEXT (repeat); most need the builds of"
+        " the earlier ones",
+    )
+    return parser.parse_args()
+
+
 check = Checks()
 
 
@@ -281,6 +302,7 @@ def clean(run: Run) -> None:
 
 
 def main() -> int:
+    check.only = _args().only or []
     disk = DiskPeak(REPO)
     run = Run(Path(tempfile.mkdtemp(prefix="rehearsal-ci-")))
     timings: dict[str, float] = {}

@@ -29,6 +29,9 @@ def counts(xml: Path) -> tuple[int, int]:
 
 
 def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.split("\n\n")[0] + "\n\n" + __doc__.split("\n\n")[1])
+        return 0 if argv else 2
     testlogs, labels = Path(argv[0]), argv[1:]
     passed = failed = 0
     for label in labels:

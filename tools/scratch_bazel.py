@@ -110,8 +110,11 @@ class Checks:
     `PASS: name (Ns) detail` (its return value) or `FAIL: name: error` (any exception:
     one check failing never stops the others); ``summary`` is the last line."""
 
-    def __init__(self) -> None:
+    def __init__(self, only: list[str] | None = None) -> None:
         self.results: list[tuple[str, bool, str]] = []
+        # ``only``: run just the checks whose name holds one of these (`--only`)
+        self.only = only or []
+        self.left_out = 0
 
     def add(self, name: str, ok: bool, detail: str, seconds: float | None = None) -> None:
         self.results.append((name, ok, detail))
@@ -120,6 +123,9 @@ class Checks:
 
     def __call__(self, name: str):
         def wrap(fn):
+            if self.only and not any(o in name for o in self.only):
+                self.left_out += 1
+                return fn
             start = time.monotonic()
             try:
                 detail = fn() or ""
@@ -135,7 +141,13 @@ class Checks:
         """(`<what>: N passed, M failed`, whether none failed)."""
         passed = sum(ok for _, ok, _ in self.results)
         failed = len(self.results) - passed
-        return f"{what}: {passed} passed, {failed} failed", failed == 0
+        if self.only and not self.results:
+            return (
+                f"{what}: no check's name holds {' or '.join(self.only)}: 0 passed, 1 failed",
+                False,
+            )
+        skipped = f" ({self.left_out} not selected by --only)" if self.left_out else ""
+        return f"{what}{skipped}: {passed} passed, {failed} failed", failed == 0
 
 
 def read_exec_log(path: Path) -> list[dict]:

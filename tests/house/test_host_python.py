@@ -58,11 +58,13 @@ COMMANDS = [
     "tools.registry",
     "tools.registry.cli",
     "tools.rehearsal.check",
+    "tools.report.delta",
     "tools.rehearsal.sources",
     "tools.staging",
     "tools.stop",
     "tools.tagconf",
     "tools.teamcache",
+    "tools.workflows",
 ]
 SCRIPTS = sorted(str(p) for d in ("bench", ".ci") for p in Path(d).glob("*.py"))
 

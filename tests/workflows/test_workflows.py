@@ -67,7 +67,7 @@ def test_actions_are_pinned_by_commit_and_secrets_reach_only_publish():
     for path in sorted((GITHUB / "workflows").glob("*.yml")):
         text = path.read_text()
         for uses in re.findall(r"uses: (\S+)", text):
-            assert re.fullmatch(r"[\w-]+/[\w-]+@[0-9a-f]{40}", uses), f"{path}: {uses}"
+            assert re.fullmatch(r"[\w-]+/[\w-]+(/[\w-]+)*@[0-9a-f]{40}", uses), f"{path}: {uses}"
         assert "permissions: {}" in text, f"{path}: no least default permissions"
         for job in re.split(r"\n  (?=[\w-]+:\n)", text.split("\njobs:\n", 1)[1]):
             assert "timeout-minutes:" in job, f"{path}: a job without a timeout: {job[:40]}"

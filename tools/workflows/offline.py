@@ -13,7 +13,9 @@ clone, the way GitHub's runner does:
   (`inputs`, `matrix`, `steps`, `github`, `runner`), `||` with a default,
   string literals; an `inputs` value is its default (a dispatch's, or the
   run's `--input NAME=VALUE`);
-- `actions/checkout` is this clone (nothing to do); any other action, a
+- `actions/checkout` is this clone (nothing to do); `actions/cache/restore`
+  misses and `actions/cache/save` keeps nothing (this machine has no CI
+  cache; a miss is an answer a runner gets too); any other action, a
   secret, a runner label this machine is not (a build host, a GPU host) or
   an expression it cannot evaluate stops that job, and the job and the
   reason are listed: "not run here".
@@ -39,6 +41,10 @@ from tools.workflows import miniyaml
 # The labels of a CI host (docs/ci.md): this machine stands in for one.
 LOCAL_LABELS = {"self-hosted", "linux", "x64", "rocm-pytorch-ci"}
 CHECKOUT = "actions/checkout@"
+# Actions the offline run stands in for: a cache this machine does not have
+# misses (always a possible answer), and keeping one is left to a CI system.
+CACHE_RESTORE = "actions/cache/restore@"
+CACHE_SAVE = "actions/cache/save@"
 _EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 _LITERAL = re.compile(r"'((?:[^']|'')*)'")
 # What a Python tool or test runner put in this process's environment that a
@@ -149,6 +155,14 @@ def run_job(name: str, job: dict, inputs: dict, root: Path, tally: Tally, log) -
             uses = step.get("uses")
             if uses and uses.startswith(CHECKOUT):
                 log(f"{where}: the checkout is this clone")
+                continue
+            if uses and uses.startswith(CACHE_RESTORE):
+                log(f"{where}: a cache miss (no CI cache here)")
+                if step.get("id"):
+                    steps_ctx[step["id"]] = {"outputs": {"cache-hit": ""}}
+                continue
+            if uses and uses.startswith(CACHE_SAVE):
+                log(f"{where}: nothing kept (no CI cache here)")
                 continue
             if uses:
                 raise NotHere(f"{where} uses {uses.split('@')[0]}, an action (not run offline)")

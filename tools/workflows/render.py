@@ -27,6 +27,11 @@ from tools.tagconf.model import Catalog
 CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2"
 UPLOAD = "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02 # v4.6.2"
 DOWNLOAD = "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093 # v4.3.0"
+CACHE = "5a3ec84eff668545956fd18022155c47e93e2684 # v4.2.3"
+RESTORE = f"actions/cache/restore@{CACHE}"
+SAVE = f"actions/cache/save@{CACHE}"
+# main's last family report, which postsubmit keeps and a pull request compares with
+MAIN_REPORT = ".ci/.cache/main-report.json"
 
 # Runner labels (docs/ci.md): CI hosts (Debian, Docker, ~80 GB free), build
 # hosts (the weekly builds: hours per arch, ~200 GB), GPU hosts (one label per
@@ -89,6 +94,27 @@ def presubmit(catalog: Catalog) -> str:
           CI_CACHE_READ_ONLY: "1"
         run: .ci/run {part}
 """)
+    jobs.append(f"""\
+  report:
+    name: "The fixture family's report against main's: the size gate"
+    runs-on: {CI_RUNNER}
+    timeout-minutes: 60
+    permissions:
+      contents: read
+    steps:
+{_CHECKOUT_STEP}\
+      - name: Main's last report (postsubmit keeps it)
+        uses: {RESTORE}
+        with:
+          path: {MAIN_REPORT}
+          key: main-report-${{{{ github.event.pull_request.base.sha }}}}
+          restore-keys: main-report-
+      - name: .ci/run report
+        env:
+          CI_CACHE_READ_ONLY: "1"
+          CI_BASELINE_REPORT: {MAIN_REPORT}
+        run: .ci/run report
+""")
     return f"""\
 {HEADER}\
 name: presubmit
@@ -125,6 +151,13 @@ jobs:
 {_CHECKOUT_STEP}\
       - name: .ci/run (writes the remote cache)
         run: .ci/run
+      - name: This report, the next pull requests' baseline
+        run: cp .ci/.cache/report.json {MAIN_REPORT}
+      - name: Keep it
+        uses: {SAVE}
+        with:
+          path: {MAIN_REPORT}
+          key: main-report-${{{{ github.sha }}}}
 """
 
 
