@@ -44,7 +44,7 @@ sys.path[:0] = [str(HERE.parent), str(HERE)]
 import remote_cache_check as team  # noqa: E402  (copy_checkout, engine_env, free_port)
 
 from tools import client_env, places  # noqa: E402
-from tools.scratch_bazel import Checks, ScratchBazel, read_exec_log, rmtree  # noqa: E402
+from tools.process.scratch_bazel import Checks, ScratchBazel, read_exec_log, rmtree  # noqa: E402
 
 REPO = places.workspace()
 

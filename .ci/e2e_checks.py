@@ -69,8 +69,8 @@ import report_check
 
 from tests.e2e import two_engines
 from tools import client_env
+from tools.process.scratch_bazel import Checks
 from tools.registry.sign import find_cosign
-from tools.scratch_bazel import Checks
 from tools.tagconf import catalog as catalog_mod
 from tools.tagconf.spec import cache_ref
 from tools.tagconf.tags import render_tags, resolve_values
@@ -645,7 +645,7 @@ class OtherStaging:
     --staging=: a rebuild into it finds nothing staged, so BuildKit builds every image."""
 
     def __init__(self) -> None:
-        from tools.daemon import free_port
+        from tools.process.daemon import free_port
 
         self.root = Path(tempfile.mkdtemp(prefix="rp-staging-again-"))
         port = free_port()

@@ -4,9 +4,9 @@ From a cold start (a staging registry, a mirror settings file and, through
 them, action keys of this run's own):
 
 - `python3 -m tools.rehearsal.sources start` serves the stand-in sources
-  (images/rehearsal/sources.toml) on loopback and writes the mirror settings
+  (rehearsal/sources.toml) on loopback and writes the mirror settings
   file with its [git.rewrite];
-- `bazel build //images/rehearsal:upstream` builds the stand-in (one
+- `bazel build //rehearsal:upstream` builds the stand-in (one
   UpstreamBuild); `bazel build --config=rehearsal` of the default group for
   gfx1100 (every target push_default publishes there: aiter-wheel is not
   built for gfx1100), pytorch-test and pytorch-run, and aiter-wheel for gfx942
@@ -83,12 +83,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # .ci: report_check
 
 import report_check  # .ci/report_check.py
 
-from tools import daemon, places
+from tools import places
 from tools.imagebuild import compile_stats
 from tools.imagecheck import check as gpu_check
+from tools.process import daemon
+from tools.process.scratch_bazel import Checks, read_exec_log
 from tools.rehearsal import breakage
 from tools.rehearsal import check as image_check
-from tools.scratch_bazel import Checks, read_exec_log
 from tools.tagconf import catalog
 
 REPO = places.workspace()
@@ -123,7 +124,7 @@ TARGETS = [label(t) for t in FAMILY + EXTRA] + [label(t, CDNA) for t in CDNA_TAR
 LOGS = [t.split(":", 1)[1] for t in TARGETS]
 # Every Dockerfile of docker/: each RUN must have executed in one of the builds.
 REQUIRED = sorted({Path(t.dockerfile).name for t in CATALOG.targets})
-UPSTREAM = "//images/rehearsal:upstream"
+UPSTREAM = "//rehearsal:upstream"
 # The serving images answer /health within this many seconds of `docker run`.
 SERVE_LIMIT = 60
 KV_TRANSFER_CONFIG = '{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}'
@@ -335,7 +336,7 @@ def main() -> int:
         spawns, wall = run.build(UPSTREAM, config=False)
         timings["upstream"] = wall
         assert spawns["UpstreamBuild"] == 1, spawns
-        log = REPO / "bazel-out/logs/images/rehearsal/upstream.log"
+        log = REPO / "bazel-out/logs/rehearsal/upstream.log"
         summary = [line for line in log.read_text().splitlines() if line.startswith("# upstream:")]
         return f"{wall:.0f}s; {summary[-1][2:] if summary else ''}"
 

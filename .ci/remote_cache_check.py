@@ -66,7 +66,7 @@ if ROOT_DIR not in sys.path:  # run as a script: `tools` is a package at the roo
     sys.path.insert(0, ROOT_DIR)
 
 from tools import places  # noqa: E402
-from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree  # noqa: E402
+from tools.process.scratch_bazel import ScratchBazel, read_exec_log, rmtree  # noqa: E402
 from tools.teamcache import server as teamcache  # noqa: E402
 
 REPO = places.workspace()
@@ -484,7 +484,7 @@ def check(workdir: Path, extra: list[str]) -> None:
             if remote_hit(s)
             or s.get("remoteCacheable")
             or s.get("remotable")
-            # a persistent worker is a local process too (tools/worker.py)
+            # a persistent worker is a local process too (tools/process/worker.py)
             or s.get("runner") not in ("local", "worker", "processwrapper-sandbox", "linux-sandbox")
         ]
         report(

@@ -49,7 +49,7 @@ if ROOT_DIR not in sys.path:  # run as a script: `tools` is a package at the roo
 
 from bench import results  # noqa: E402
 from tools import places  # noqa: E402
-from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree  # noqa: E402
+from tools.process.scratch_bazel import ScratchBazel, read_exec_log, rmtree  # noqa: E402
 
 REPO = places.workspace()
 

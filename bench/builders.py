@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tools` is a pac
 
 from bench import results
 from tools import engine, places  # standard library only
-from tools.scratch_bazel import descriptors_in, read_exec_log
+from tools.process.scratch_bazel import descriptors_in, read_exec_log
 from tools.tagconf import catalog
 
 REPO = places.workspace()

@@ -15,7 +15,7 @@ a loopback nginx, ccache's http remote storage) in this run's mirror settings:
    cache mounts (`--filter type=regular`: no layer of the cold round serves a
    build on another upstream, and the disk is needed);
 2. **base change**: `--upstream=rehearsal-rebuild`, AMD's rebuild 1 of
-   the same release (//images/rehearsal:upstream-rebuild: one layer more, the
+   the same release (//rehearsal:upstream-rebuild: one layer more, the
    same compilers, a new digest): every image builds again;
 3. **PyTorch bump** (not `--quick`): a new commit of the stand-in PyTorch,
    tagged v<version>+1 in the served repository (one C++ source of c10
@@ -69,16 +69,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tools` is a pac
 
 from bench import rehearsal_bake, results
 from bench.rehearsal_bake import Bench, Failed, progress
-from tools import daemon, places
+from tools import places
 from tools.imagebuild import compile_stats
 from tools.imagebuild import progress as buildkit
-from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree
+from tools.process import daemon
+from tools.process.scratch_bazel import ScratchBazel, read_exec_log, rmtree
 from tools.staging import descriptor
 
 ROOT = places.workspace()
 
-UPSTREAM = "//images/rehearsal:upstream"
-REBUILD = "//images/rehearsal:upstream-rebuild"
+UPSTREAM = "//rehearsal:upstream"
+REBUILD = "//rehearsal:upstream-rebuild"
 # The scripts of docker/scripts that compile: a RUN that calls one is a compile step.
 COMPILE_SCRIPTS = (
     "build-pytorch.sh",

@@ -77,7 +77,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tools` is a pac
 from bench import results
 from tools import places
 from tools.imagebuild.outputs import staging_output
-from tools.scratch_bazel import read_exec_log  # standard library only
+from tools.process.scratch_bazel import read_exec_log  # standard library only
 from tools.staging import descriptor, embedded  # standard library only
 
 ROOT = places.workspace()

@@ -2,7 +2,7 @@
 
     python3 bench/rehearsal.py [--archs gfx1100,gfx942] [--keep]
 
-On the rehearsal's stand-in upstream (a 4.9 GiB ROCm tree, //images/rehearsal),
+On the rehearsal's stand-in upstream (a 4.9 GiB ROCm tree, //rehearsal),
 for each arch, three ways, each from a cold BuildKit (its cache and images
 pruned before), all in one run on a private engine and staging registry of
 its own (state in a temporary directory, removed at the end):
@@ -43,20 +43,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tools` is a package at the root
 
-from tools import (
-    daemon,
-    engine,
-    mirrors,
-    places,
-)
+from tools import engine, mirrors, places
 from tools.imagebuild.outputs import staging_output
+from tools.process import daemon
+from tools.process.scratch_bazel import read_exec_log
 from tools.rehearsal import check
-from tools.scratch_bazel import read_exec_log
 from tools.staging import descriptor
 
 ROOT = places.workspace()
 
-UPSTREAM = "//images/rehearsal:upstream"
+UPSTREAM = "//rehearsal:upstream"
 UPSTREAM_CONTEXT = "rocm/dev-ubuntu-26.04:10.1.0-full"
 IMAGES = {  # name: (Dockerfile, stage, Bazel target stem, context files)
     "rocm-runtime": (

@@ -16,7 +16,7 @@ in one run:
 - bake: `docker buildx bake --push` of the file `tagconf bake` writes from
   the catalogue (every image a target, parents as `target:` contexts, the
   stand-in upstream by its staging digest, the mirror secrets, the
-  rehearsal's optional args of images/rehearsal/pins.bazelrc as `--arg`),
+  rehearsal's optional args of rehearsal/pins.bazelrc as `--arg`),
   each image pushed to `$REGISTRY/bench-rbake-<time>` (left there, as
   bench/bake.py does); timed whole, sizes from the pushed manifests. Not per
   image: bake inlines each parent's steps into its children's builds, and a
@@ -65,15 +65,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tools` is a pac
 
 from bench import results
 from bench.bake import Edits
-from tools import daemon, places
-from tools.scratch_bazel import ScratchBazel, read_exec_log, rmtree
+from tools import places
+from tools.process import daemon
+from tools.process.scratch_bazel import ScratchBazel, read_exec_log, rmtree
 from tools.staging import descriptor
 from tools.tagconf import catalog as catalog_mod
 
 ROOT = places.workspace()
 
-UPSTREAM = "//images/rehearsal:upstream"
-PINS = ROOT / "images/rehearsal/pins.bazelrc"
+UPSTREAM = "//rehearsal:upstream"
+PINS = ROOT / "rehearsal/pins.bazelrc"
 ONE_FILE = "docker/scripts/nixl-rocm.py"  # in nixl-wheel's context only
 ONE_FILE_QUICK = "docker/scripts/build-tools.txt"  # in base's context (and triton's)
 QUICK = ["rocm-runtime", "pytorch-base"]

@@ -73,7 +73,7 @@ PACKAGES=(
   # Python.h and ninja: tests/rehearsal compiles the stand-ins' JIT paths (Triton's
   # launcher, torch's load_inline) with the tree's gcc, as the images do
   python3-dev ninja-build
-  # the rehearsal's stand-in upstream (images/rehearsal): a Debian root file
+  # the rehearsal's stand-in upstream (rehearsal/): a Debian root file
   # system with Debian's ROCm, made by mmdebstrap (it mounts /proc in it)
   mmdebstrap mount
 )

@@ -197,7 +197,7 @@ def docker_execution_requirements(staging):
 
 LOCAL_DOCKER_EXECUTION_REQUIREMENTS = docker_execution_requirements(EMBEDDED_STAGING)
 
-# A tool that serves its actions as a persistent worker (tools/worker.py): one
+# A tool that serves its actions as a persistent worker (tools/process/worker.py): one
 # interpreter for every action of the mnemonic, no start-up per action.
 WORKER = {
     "requires-worker-protocol": "json",

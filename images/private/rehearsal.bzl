@@ -107,7 +107,7 @@ rehearsal_upstream = rule(
             mandatory = True,
         ),
         "lock": attr.label(
-            doc = "Every package and version of the root file system (`bazel run //images/rehearsal:lock` writes it).",
+            doc = "Every package and version of the root file system (`bazel run //rehearsal:lock` writes it).",
             allow_single_file = [".lock"],
             mandatory = True,
         ),

@@ -1,4 +1,4 @@
-"""tools/daemon.py: detached starts, start-once, pid files, stop; and Bazel's spawn limit."""
+"""tools/process/daemon.py: detached starts, start-once, pid files, stop; Bazel's spawn limit."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tools import daemon
+from tools.process import daemon
 
-ROOT = Path(daemon.__file__).resolve().parents[1]  # where `tools` is importable from
+ROOT = Path(daemon.__file__).resolve().parents[2]  # where `tools` is importable from
 
 
 def stat_fields(pid: int) -> list[str]:
@@ -145,7 +145,7 @@ def bazel_process_wrapper() -> str | None:
 SPAWN_SLEEPER = """
 import sys
 from pathlib import Path
-from tools import daemon
+from tools.process import daemon
 print(daemon.spawn(["sleep", "300"], Path(sys.argv[1])), flush=True)
 """
 

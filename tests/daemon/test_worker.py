@@ -1,4 +1,4 @@
-"""tools/worker.py: a tool's main as a Bazel persistent worker (JSON protocol)."""
+"""tools/process/worker.py: a tool's main as a Bazel persistent worker (JSON protocol)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools import worker
+from tools.process import worker
 
 
 def requests(*argvs: list[str]) -> io.StringIO:
@@ -80,7 +80,7 @@ def worker_process(main_body: str) -> subprocess.Popen:
     its stdin, stdout and stderr."""
     code = (
         "import os, subprocess, sys, time\n"
-        "from tools import worker\n"
+        "from tools.process import worker\n"
         "def main(argv):\n" + main_body + "sys.exit(worker.run(main))\n"
     )
     return subprocess.Popen(

@@ -78,7 +78,7 @@ def descriptors(*defines: str, env: dict | None = None) -> dict[str, dict]:
         "--output=files",
         env=env,
     )
-    from tools.scratch_bazel import descriptors_in  # the repository root is on sys.path
+    from tools.process.scratch_bazel import descriptors_in  # the repository root is on sys.path
 
     return descriptors_in(proc.stdout)
 
@@ -165,7 +165,7 @@ def built_since(engine: SecondEngine, context: str | None, since: str) -> dict[s
 def executed(log: Path) -> list[tuple[str, str, str]]:
     """(mnemonic, target label, --builder or 'local') of every ImageBuild spawn in an
     execution log (`--execution_log_json_file`)."""
-    from tools.scratch_bazel import read_exec_log  # the repository root is on sys.path
+    from tools.process.scratch_bazel import read_exec_log  # the repository root is on sys.path
 
     out = []
     for spawn in read_exec_log(log):

@@ -272,7 +272,8 @@ def test_a_bazel_spawn_is_recognised_by_its_process_wrapper(scratch):
         [
             str(wrapper),
             "-c",
-            f"{sys.executable} -c 'from tools import daemon; print(daemon.in_bazel_spawn())'",
+            f"{sys.executable} -c"
+            " 'from tools.process import daemon; print(daemon.in_bazel_spawn())'",
         ],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,

@@ -21,8 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.engine.helpers import ROOT, cli, isolate, short_dir
-from tools import daemon, engine, registryd
+from tools import engine
 from tools.engine import binaries
+from tools.process import daemon, registryd
 
 CALLERS = 4
 

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tools import daemon, engine
+from tools import engine
 from tools.engine import lifecycle
+from tools.process import daemon
 
 FAKE_CONTAINERD = """#!{python}
 import os, re, socket, sys, time

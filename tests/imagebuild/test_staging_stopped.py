@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import socket
 
-from tools.daemon import free_port
 from tools.imagebuild import build
+from tools.process.daemon import free_port
 from tools.staging import Staging
 
 TAIL = """\

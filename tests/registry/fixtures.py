@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from tools.daemon import free_port
+from tools.process.daemon import free_port
 
 REGISTRY_BIN = os.environ.get("REGISTRY_BIN", "/usr/bin/docker-registry")
 

@@ -115,7 +115,7 @@ def test_the_pin(tmp_path):
 
 
 def test_the_checked_in_config_pins_amd_smi():
-    config = standin.load_config(REPO / "images/rehearsal/upstream.toml")
+    config = standin.load_config(REPO / "rehearsal/upstream.toml")
     assert config.amd_smi and config.amd_smi.filename.startswith("amdsmi-7.")
 
 

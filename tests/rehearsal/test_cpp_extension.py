@@ -21,7 +21,7 @@ import pytest
 
 from tools.rehearsal import check
 
-STANDIN = Path(__file__).parents[2] / "images/rehearsal/sources/pytorch/torch"
+STANDIN = Path(__file__).parents[2] / "rehearsal/sources/pytorch/torch"
 CXX = shutil.which("c++") or shutil.which("g++")
 NINJA = shutil.which("ninja")
 INCLUDE = sysconfig.get_path("include", scheme="posix_prefix")

@@ -121,7 +121,7 @@ def test_packages_other_than_the_locks_are_refused(tmp_path):
     message = str(e.value)
     assert "cmake-data 1.0-cmake-data (lock: not listed)" in message
     assert "gone missing (lock: 1)" in message and "libc6 1.0-libc6 (lock: 2.0)" in message
-    assert "bazel run //images/rehearsal:lock" in message
+    assert "bazel run //rehearsal:lock" in message
 
 
 def test_no_hip_is_refused(tmp_path):

@@ -9,12 +9,12 @@ import pytest
 from tools.rehearsal import standin
 from tools.rehearsal.standin import StandInError
 
-CONFIG = Path("images/rehearsal/upstream.toml")  # runfiles paths (cwd = runfiles root)
-LOCK = Path("images/rehearsal/upstream.lock")
+CONFIG = Path("rehearsal/upstream.toml")  # runfiles paths (cwd = runfiles root)
+LOCK = Path("rehearsal/upstream.lock")
 
 
 def test_the_checked_in_lock_is_current_for_the_checked_in_config():
-    # A package added to upstream.toml without `bazel run //images/rehearsal:lock` fails here.
+    # A package added to upstream.toml without `bazel run //rehearsal:lock` fails here.
     config, lock = standin.load_config(CONFIG), standin.load_lock(LOCK)
     standin.check_current(config, lock)
     assert set(lock.suites) == {config.suite, config.rocm_suite}
@@ -65,11 +65,9 @@ def test_bad_configs(tmp_path, text, message):
 
 
 def test_a_missing_or_broken_lock_says_how_to_write_it(tmp_path):
-    with pytest.raises(
-        StandInError, match=r"does not exist; write it: bazel run //images/rehearsal:lock"
-    ):
+    with pytest.raises(StandInError, match=r"does not exist; write it: bazel run //rehearsal:lock"):
         standin.load_lock(tmp_path / "none.lock")
-    with pytest.raises(StandInError, match=r"cannot be read .*bazel run //images/rehearsal:lock"):
+    with pytest.raises(StandInError, match=r"cannot be read .*bazel run //rehearsal:lock"):
         standin.load_lock(write(tmp_path, "[suites]\n", "x.lock"))
 
 

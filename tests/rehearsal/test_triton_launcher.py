@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-STANDIN = Path(__file__).parents[2] / "images/rehearsal/sources/triton"
+STANDIN = Path(__file__).parents[2] / "rehearsal/sources/triton"
 GCC = shutil.which("gcc")
 INCLUDE = sysconfig.get_paths()["include"]
 HEADERS = (Path(INCLUDE) / "Python.h").is_file()
@@ -151,7 +151,7 @@ def test_a_device_without_code_is_refused(tree, tmp_path):
     assert "no code object to launch" in proc.stderr
 
 
-VLLM = Path(__file__).parents[2] / "images/rehearsal/sources/vllm"
+VLLM = Path(__file__).parents[2] / "rehearsal/sources/vllm"
 
 
 def test_vllms_completion_launches_a_triton_kernel(tree, tmp_path):

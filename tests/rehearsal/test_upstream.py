@@ -57,11 +57,11 @@ def test_the_image_is_one_layer_with_a_fixed_config():
     [
         (
             "E: Version '7.2.4-1~exp1' for 'librocblas5' was not found",
-            "bazel run //images/rehearsal:lock",
+            "bazel run //rehearsal:lock",
         ),
         (
             "layout: error: the root file system is not the lock's: x",
-            "bazel run //images/rehearsal:lock",
+            "bazel run //rehearsal:lock",
         ),
         ("E: Failed to fetch http://x/debian/pool/y.deb", "python3 -m tools.mirrors check --probe"),
         ("something else", ""),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.daemon import free_port
+from tools.process.daemon import free_port
 from tools.staging import descriptor, embedded
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.staging.conftest import free_port
-from tools import daemon
+from tools.process import daemon
 from tools.staging import StagingError, embedded, resolve
 
 
@@ -62,7 +62,7 @@ def test_a_start_inside_a_bazel_spawn_says_it_ends_with_the_spawn(state, capsys)
 def test_a_start_inside_a_persistent_worker_says_it_ends_with_the_worker(
     state, capsys, monkeypatch
 ):
-    from tools import worker
+    from tools.process import worker
 
     monkeypatch.setenv(worker.ENV, "1")
     port = embedded.ensure_running()

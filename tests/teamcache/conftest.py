@@ -6,7 +6,7 @@ import http.client
 
 import pytest
 
-from tools.daemon import free_port
+from tools.process.daemon import free_port
 from tools.teamcache import server
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.teamcache.conftest import request
-from tools.daemon import alive, free_port
 from tools.mirrors import secrets as mirror_secrets
 from tools.mirrors import settings as mirror_settings
+from tools.process.daemon import alive, free_port
 from tools.teamcache import clients, server
 from tools.teamcache.cli import main
 

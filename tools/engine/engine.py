@@ -40,12 +40,12 @@ import fcntl
 import os
 import sys
 
-from tools import daemon
 from tools.engine import binaries, client, lifecycle, loopback
 from tools.engine.errors import EngineError
 from tools.engine.lifecycle import Log
 from tools.engine.ping import answers
 from tools.engine.state import DIR_ENV, Paths, host_socket, paths
+from tools.process import daemon
 
 SCOPE_ENV = "ROCM_PYTORCH_ENGINE_SCOPE"  # lasting | scoped: overrides the detection
 

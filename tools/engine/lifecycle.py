@@ -7,7 +7,7 @@ when they are the tree's), detached: it outlives the command that started it.
 A *lasting* engine lives in the state dir until ``stop``; a *scoped* one
 (inside a Bazel action or test, where nothing outlives the spawn) lives in a
 slot of ``<dir>/scoped/`` and ends with the process that started it. One
-start at a time: callers hold the state dir's lock (tools/daemon.py).
+start at a time: callers hold the state dir's lock (tools/process/daemon.py).
 """
 
 from __future__ import annotations
@@ -23,11 +23,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tools import daemon, envvars, places
+from tools import envvars, places
 from tools.engine import binaries, ping
 from tools.engine.binaries import Tools
 from tools.engine.errors import EngineError
 from tools.engine.state import DIR_ENV, Paths, host_socket
+from tools.process import daemon
 
 TIMEOUT_ENV = "ROCM_PYTORCH_ENGINE_START_TIMEOUT"
 AUTOSTART_ENV = "ROCM_PYTORCH_ENGINE_AUTOSTART"

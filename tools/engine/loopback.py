@@ -1,6 +1,6 @@
 """The private engine's optional loopback registry (CI's and the benches' $REGISTRY).
 
-Debian's docker-registry on 127.0.0.1 (tools/registryd.py), its files in the
+Debian's docker-registry on 127.0.0.1 (tools/process/registryd.py), its files in the
 engine's state dir: ``registry/`` (config, data, port), ``registry.pid``,
 ``log/registry.log``. Its port is $ROCM_PYTORCH_ENGINE_REGISTRY_PORT, else
 the last one while it is free, else the first free one of 5100-5199.
@@ -8,11 +8,12 @@ the last one while it is free, else the first free one of 5100-5199.
 
 from __future__ import annotations
 
-from tools import daemon, envvars, registryd
+from tools import envvars
 from tools.engine import binaries, lifecycle
 from tools.engine.errors import EngineError
 from tools.engine.lifecycle import Log
 from tools.engine.state import Paths
+from tools.process import daemon, registryd
 
 REGISTRY_PORT_ENV = "ROCM_PYTORCH_ENGINE_REGISTRY_PORT"
 REGISTRY_PORTS = range(5100, 5200)

@@ -25,8 +25,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import places, registryd
+from tools import places
 from tools.engine.errors import EngineError
+from tools.process import registryd
 
 DIR_ENV = "ROCM_PYTORCH_ENGINE_DIR"
 HOST_SOCKET_ENV = "ROCM_PYTORCH_HOST_DOCKER_SOCKET"  # tests point it elsewhere

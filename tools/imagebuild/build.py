@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import client_env, engine, envvars, mirrors, places, registryd
+from tools import client_env, engine, envvars, mirrors, places
 from tools.dockerfile import model
 from tools.imagebuild import builders, compile_stats, executed, proxies, workdir
 from tools.imagebuild import upstream as upstream_mod
@@ -33,6 +33,7 @@ from tools.imagebuild.outputs import output, staging_output
 from tools.oci.credhelpers import helper_path
 from tools.oci.errors import RegistryError
 from tools.oci.reference import DOCKER_HUB, BadReference, Reference, split_host
+from tools.process import registryd
 from tools.staging import Staging, StagingError, embedded, lease, reads, resolve
 from tools.staging import descriptor as desc
 from tools.staging.clients import Lost, check_staged
@@ -502,7 +503,7 @@ def die_with_parent() -> None:
     """In the child, before exec: SIGKILL when this process ends, however it ends.
 
     Bazel's process-wrapper kills what an action leaves behind; a persistent
-    worker (tools/worker.py) runs without one, and Bazel kills only the worker on
+    worker (tools/process/worker.py) runs without one, and Bazel kills only the worker on
     an interrupted build. Without this its `docker buildx build` would go on
     building and pushing, unleased.
     """
@@ -868,11 +869,11 @@ def main(argv: list[str] | None = None, started: float | None = None) -> int:
 
 
 def work_request(argv: list[str]) -> int:
-    """One ImageBuild action of the persistent worker (tools/worker.py): no start-up."""
+    """One ImageBuild action of the persistent worker (tools/process/worker.py): no start-up."""
     return main(argv, started=0.0)
 
 
 if __name__ == "__main__":
-    from tools import worker
+    from tools.process import worker
 
     sys.exit(worker.run(work_request, once=main))

@@ -67,7 +67,7 @@ FILE_NAME = "mirrors.toml"
 HOST = "host"
 
 # The archive the rehearsal's stand-in upstream names in its apt sources
-# (images/rehearsal): a reserved name (RFC 2606) that no network resolves, so
+# (rehearsal/): a reserved name (RFC 2606) that no network resolves, so
 # every apt run on it goes through this mapping, like an air-gapped farm's.
 STANDIN_ARCHIVE = "http://debian.invalid/debian"
 

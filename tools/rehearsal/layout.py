@@ -83,7 +83,7 @@ def check_packages(root: Path, lock: dict) -> None:
             + "; ".join(problems[:12])
             + ("; ..." if len(problems) > 12 else "")
             + ". The mirror has moved on from the index the lock was made from: write it"
-            " again (bazel run //images/rehearsal:lock) and build again"
+            " again (bazel run //rehearsal:lock) and build again"
         )
 
 
@@ -343,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="layout.py", description=__doc__.splitlines()[0])
     p.add_argument("root", type=Path, help="the root file system (mmdebstrap's $1)")
     p.add_argument("--rocm-release", required=True, metavar="X.Y.Z")
-    p.add_argument("--lock", type=Path, required=True, help="images/rehearsal/upstream.lock")
+    p.add_argument("--lock", type=Path, required=True, help="rehearsal/upstream.lock")
     p.add_argument("--sources", type=Path, required=True, help="the image's apt sources")
     p.add_argument("--preferences", type=Path, required=True, help="the image's ROCm pin")
     p.add_argument(

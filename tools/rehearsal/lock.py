@@ -1,12 +1,12 @@
 """lock: pin the rehearsal's stand-in upstream to one Packages index of Debian's mirror.
 
-`bazel run //images/rehearsal:lock` (as root: mmdebstrap resolves in root
-mode) reads images/rehearsal/upstream.toml, asks the mirror (the one the
+`bazel run //rehearsal:lock` (as root: mmdebstrap resolves in root
+mode) reads rehearsal/upstream.toml, asks the mirror (the one the
 mirror settings give the stand-in's archive: this host's Debian mirror by
 default) for the InRelease of both suites and the ROCm team's packages of
 rocm_suite, lets mmdebstrap resolve the root file system exactly as the
 image build will (`--simulate`), and writes every package and version to
-images/rehearsal/upstream.lock. Run it after editing upstream.toml, or when
+rehearsal/upstream.lock. Run it after editing upstream.toml, or when
 a build says the mirror no longer has a locked version.
 """
 
@@ -116,8 +116,8 @@ def resolve(config: standin.Config, resolved: mirrors.Resolved, log) -> standin.
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="lock", description=__doc__.splitlines()[0])
-    p.add_argument("--config", default="images/rehearsal/upstream.toml", help="%(default)s")
-    p.add_argument("--output", default="images/rehearsal/upstream.lock", help="%(default)s")
+    p.add_argument("--config", default="rehearsal/upstream.toml", help="%(default)s")
+    p.add_argument("--output", default="rehearsal/upstream.lock", help="%(default)s")
     args = p.parse_args(argv)
     base = places.workspace()
     config_path, output = base / args.config, base / args.output

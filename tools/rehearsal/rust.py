@@ -7,7 +7,7 @@ mirror settings' ``[rust]`` (docs/mirrors.md). An air-gapped farm mirrors
 Rust's release channels and the crates index; the rehearsal serves both on
 loopback, as static files, the way such a mirror does:
 
-- **the release channel** (``images/rehearsal/rust.toml``): for each channel,
+- **the release channel** (``rehearsal/rust.toml``): for each channel,
   ``dist/<date>/channel-rust-nightly.toml`` (+ ``.sha256``), a rustup v2
   manifest (``manifest_text``) with the rustc, cargo and rust-std components
   for x86_64-unknown-linux-gnu in rust-installer format
@@ -22,7 +22,7 @@ loopback, as static files, the way such a mirror does:
   C compiler and a linker, as rust-lang's does. The manifest's URLs are
   rust-lang's (``https://static.rust-lang.org/dist/...``): rustup puts
   RUSTUP_DIST_SERVER in their place, as for any mirror of the channels.
-- **the registry** (``images/rehearsal/crates/<name>/``): small stand-in
+- **the registry** (``rehearsal/crates/<name>/``): small stand-in
   crates, each packed into a reproducible ``.crate`` (``crate_file``: the same
   files give the same checksum anywhere, so a Cargo.lock can pin it) with its
   sparse index file (``index_path``, ``index_entry``) and ``config.json``.
@@ -50,11 +50,12 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import daemon, places
+from tools import places
+from tools.process import daemon
 
 REPO = places.workspace()
-CONFIG = REPO / "images" / "rehearsal" / "rust.toml"
-UPSTREAM = REPO / "images" / "rehearsal" / "upstream.toml"
+CONFIG = REPO / "rehearsal" / "rust.toml"
+UPSTREAM = REPO / "rehearsal" / "upstream.toml"
 TARGET = "x86_64-unknown-linux-gnu"
 MULTIARCH = "x86_64-linux-gnu"
 RUST_DIST = "https://static.rust-lang.org"  # rustup replaces it with RUSTUP_DIST_SERVER

@@ -3,7 +3,7 @@
 The stand-in plays `rocm/dev-ubuntu-26.04:<ROCM_VERSION>` (the catalogue's
 UPSTREAM_IMAGE) on hosts that cannot pull it: Debian sid with Debian's own
 ROCm (the ROCm team's packages of ``rocm_suite``), laid out as AMD's image
-(tools/rehearsal/layout.py). Two files in images/rehearsal/ describe it:
+(tools/rehearsal/layout.py). Two files in rehearsal/ describe it:
 
 - ``upstream.toml``: the suites and the packages asked for;
 - ``upstream.lock``: every package of the root file system with its version,
@@ -93,12 +93,10 @@ def load_lock(path: Path) -> Lock:
             path=str(path),
         )
     except FileNotFoundError:
-        raise StandInError(
-            f"{path} does not exist; write it: bazel run //images/rehearsal:lock"
-        ) from None
+        raise StandInError(f"{path} does not exist; write it: bazel run //rehearsal:lock") from None
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as e:
         raise StandInError(
-            f"{path} cannot be read ({e}); write it again: bazel run //images/rehearsal:lock"
+            f"{path} cannot be read ({e}); write it again: bazel run //rehearsal:lock"
         ) from None
     return lock
 
@@ -112,19 +110,19 @@ def check_current(config: Config, lock: Lock) -> None:
             f"{lock.path} is stale: {config.path} asks for"
             f" {sorted(asked - locked) or 'no new'} packages and no longer for"
             f" {sorted(locked - asked) or 'none'} (suites {sorted(want)} vs {sorted(lock.suites)});"
-            " write it again: bazel run //images/rehearsal:lock"
+            " write it again: bazel run //rehearsal:lock"
         )
     missing = [p for p in config.packages if p not in lock.packages]
     if missing:
         raise StandInError(
-            f"{lock.path} lacks {missing}; write it again: bazel run //images/rehearsal:lock"
+            f"{lock.path} lacks {missing}; write it again: bazel run //rehearsal:lock"
         )
 
 
 def render_lock(lock: Lock, config: Config) -> str:
     lines = [
         "# The packages of the rehearsal's stand-in upstream, as one Packages index of",
-        "# Debian's mirror resolved them. Generated: bazel run //images/rehearsal:lock",
+        "# Debian's mirror resolved them. Generated: bazel run //rehearsal:lock",
         f"# (from {Path(config.path).name}); do not edit. The image build installs exactly",
         "# these versions and fails naming the ones the mirror no longer has.",
         "",

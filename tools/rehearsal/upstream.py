@@ -1,7 +1,7 @@
 """upstream: build the rehearsal's stand-in upstream into staging (the UpstreamBuild action).
 
 Called by the rehearsal_upstream rule (images/private/rehearsal.bzl), never by
-hand: `bazel build //images/rehearsal:upstream`. mmdebstrap makes the root
+hand: `bazel build //rehearsal:upstream`. mmdebstrap makes the root
 file system with exactly the lock's packages from Debian's mirror (the one the
 mirror settings give the stand-in's archive), tools/rehearsal/layout.py gives
 it AMD's layout, and its tar stream becomes one zstd layer of an OCI image
@@ -62,8 +62,8 @@ class UpstreamError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="upstream", description=__doc__.splitlines()[0])
-    p.add_argument("--config", type=Path, help="images/rehearsal/upstream.toml")
-    p.add_argument("--lock", type=Path, help="images/rehearsal/upstream.lock")
+    p.add_argument("--config", type=Path, help="rehearsal/upstream.toml")
+    p.add_argument("--lock", type=Path, help="rehearsal/upstream.lock")
     p.add_argument("--layout", type=Path, help="tools/rehearsal/layout.py")
     p.add_argument(
         "--base",
@@ -166,7 +166,7 @@ def hints(tail: str) -> str:
     ):
         return (
             "\nthe mirror no longer serves the lock's versions: write the lock again"
-            " (bazel run //images/rehearsal:lock) and build again"
+            " (bazel run //rehearsal:lock) and build again"
         )
     if "Failed to fetch" in tail or "Could not resolve" in tail or "Unable to connect" in tail:
         return (

@@ -153,7 +153,7 @@ def _embedded_instance() -> str:
 
 def _answers(host: str) -> bool:
     """Whether a registry answers on loopback ``host`` (127.0.0.1:PORT)."""
-    from tools import registryd
+    from tools.process import registryd
 
     port = host.rpartition(":")[2]
     return port.isdigit() and registryd.answers(int(port))

@@ -17,11 +17,11 @@ itself: the first start takes ``$ROCM_PYTORCH_STAGING_PORT``, else the first
 free port of 5480-5579, and records it. ``$ROCM_PYTORCH_STAGING_PORT`` also
 moves a stopped registry to another port.
 
-The registry is started detached (tools/registryd.py, tools/daemon.py: own
+The registry is started detached (tools/process/registryd.py, tools/process/daemon.py: own
 session, nobody's child, stdio to the log), so it outlives the command that
 started it;
 ``stop`` ends it. Inside a Bazel action or test nothing outlives the spawn
-(see tools/daemon.py): a registry a build starts there ends with that action,
+(see tools/process/daemon.py): a registry a build starts there ends with that action,
 and the next one that needs it starts it again. ``bazel run //tools/staging
 -- start`` keeps one running for every build.
 """
@@ -37,7 +37,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import daemon, envvars, places, registryd
+from tools import envvars, places
+from tools.process import daemon, registryd
 from tools.staging.errors import StagingError
 
 DEFAULT_PORT = 5480

@@ -2,7 +2,7 @@
 
 import sys
 
-from tools import worker
+from tools.process import worker
 from tools.tagconf.cli import main
 
 if __name__ == "__main__":

@@ -33,10 +33,11 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import daemon, places
+from tools import places
 from tools.engine import binaries
 from tools.mirrors import secrets as mirror_secrets
 from tools.mirrors import settings as mirror_settings
+from tools.process import daemon
 
 REPO = places.workspace()
 DOCKERFILE_BASE = REPO / "docker" / "Dockerfile.base"

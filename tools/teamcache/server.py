@@ -20,7 +20,7 @@ another process holds stops the start in one line naming that process.
 nginx is ``$ROCM_PYTORCH_TEAMCACHE_NGINX``, else nginx on PATH or in /usr/sbin
 (inside ``bazel``: the sid tree's), else the sid tree's through
 ``rocm-pytorch-sid-run`` (tools/bootstrap.sh installs both). It runs detached
-(tools/daemon.py: own session, nobody's child), so it outlives the command
+(tools/process/daemon.py: own session, nobody's child), so it outlives the command
 that started it; ``stop`` ends it, and only it: a pid counts as ours while its
 command line names this state dir's nginx.conf.
 """
@@ -36,8 +36,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import daemon, envvars, places
+from tools import envvars, places
 from tools.engine import binaries
+from tools.process import daemon
 
 DIR_ENV = "ROCM_PYTORCH_TEAMCACHE_DIR"
 PORT_ENV = "ROCM_PYTORCH_TEAMCACHE_PORT"

@@ -5,8 +5,8 @@ Two registries run this way: the embedded staging registry
 and the private engine's optional loopback registry (tools/engine: CI's and
 the benches' $REGISTRY). Each owner says where its files are (``Registry``),
 chooses the binary and the port, and holds its state dir's lock around a
-start or stop (tools/daemon.py ``start_once``, ``locked``). This module
-writes the config, starts the process detached (tools/daemon.py ``spawn``:
+start or stop (tools/process/daemon.py ``start_once``, ``locked``). This module
+writes the config, starts the process detached (tools/process/daemon.py ``spawn``:
 it outlives the caller), waits until it answers ``GET /v2/`` or dies, keeps
 its log bounded, and stops it. A pid file names the registry only while that
 process runs with this config (a recycled pid is not ours).
@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import daemon, places
+from tools import places
+from tools.process import daemon
 
 REGISTRY_API = ("docker-distribution-api-version", "registry/2.0")
 START_TIMEOUT = 20.0

@@ -1,6 +1,6 @@
 """The long-running processes of the tools: pid files, start once, stop.
 
-tools/engine (the private Docker engine) and tools/registryd.py (the
+tools/engine (the private Docker engine) and tools/process/registryd.py (the
 engine's loopback registry and the embedded staging registry) run their
 daemons the same way, and this module is that way:
 
@@ -16,7 +16,7 @@ daemons the same way, and this module is that way:
   ``ours``, ``running``; waiting for it to answer or die at start:
   ``wait_ready``; SIGTERM, then SIGKILL: ``terminate``;
 - loopback ports: ``free_port``, ``port_free`` (a registry's probe is
-  tools/registryd.py's).
+  tools/process/registryd.py's).
 
 Inside a Bazel action or test no process outlives the spawn, however it is
 detached: Bazel's process-wrapper (Bazel 7.7.1, process-wrapper-legacy.cc)
@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from tools import worker
+from tools.process import worker
 
 T = TypeVar("T")
 
@@ -214,7 +214,7 @@ def answering(
 
 
 def in_persistent_worker() -> bool:
-    """Whether this is a persistent worker of Bazel's (tools/worker.py): what it starts
+    """Whether this is a persistent worker of Bazel's (tools/process/worker.py): what it starts
     lives as long as the worker, not as one action."""
     return os.environ.get(worker.ENV) == "1"
 
@@ -222,7 +222,7 @@ def in_persistent_worker() -> bool:
 def in_bazel_spawn() -> bool:
     """Whether an ancestor is Bazel's process-wrapper or linux-sandbox (a build action or a
     test): they kill every process left over when the spawn ends (see the module doc); or
-    this is a persistent worker (tools/worker.py), which Bazel ends itself."""
+    this is a persistent worker (tools/process/worker.py), which Bazel ends itself."""
     if in_persistent_worker():
         return True
     pid = os.getpid()

@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import IO
 
 FLAG = "--persistent_worker"
-ENV = "ROCM_PYTORCH_BAZEL_WORKER"  # set in a worker's environment (tools/daemon.py reads it)
+ENV = (
+    "ROCM_PYTORCH_BAZEL_WORKER"  # set in a worker's environment (tools/process/daemon.py reads it)
+)
 
 
 def expand(argv: list[str]) -> list[str]:
@@ -93,7 +95,7 @@ def run(
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
-    # A worker is a Bazel spawn that outlives its actions (tools/daemon.py): what it
+    # A worker is a Bazel spawn that outlives its actions (tools/process/daemon.py): what it
     # starts for itself (a scoped engine) lives as long as it does.
     os.environ[ENV] = "1"
     # Bazel ends a worker with SIGTERM (an interrupted build, its shutdown): unwind, so
