@@ -365,46 +365,45 @@ def _bad_defines():
     assert proc.returncode != 0, "analysis succeeded"
     assert 'bad namespace component "UP"' in proc.stderr, proc.stderr[-1000:]
     assert "Building image" not in proc.stderr
-    # a key nobody reads is no longer ignored; each error is one line, no traceback
-    for args, want in [
+    # a key nobody reads is no longer ignored, a moved one names its flag, a setting's bad
+    # value is refused by the setting's own target: each error is one line, no traceback,
+    # from a target declared by no macro (no "Since this rule was created by the macro
+    # ..." remark), once for every configuration of the build
+    defines = "define_check rule //images:defines"
+    for args, want, where in [
         (
             ["//tests/e2e:push_default", "--define=group=nosuch"],
             "in --define group=nosuch: unknown key group; known keys: arch, the catalogue's",
+            defines,
         ),
-        (["//tests/e2e:pytorch", "--define=arch=gfx951"], "in --define arch=gfx951: unknown arch"),
+        (
+            ["//tests/e2e:pytorch", "--define=arch=gfx951"],
+            "in --define arch=gfx951: unknown arch",
+            defines,
+        ),
         (
             ["//tests/e2e:push_default", "--define=sign=1"],
             "in --define sign=1: sign is a build setting now; write --sign --",
+            defines,
+        ),
+        (
+            ["//tests/e2e:push_default", "--upstream=rehersal"],
+            "in --upstream=rehersal: unknown value; did you mean rehearsal?",
+            "rule //images/settings:upstream",
+        ),
+        (
+            ["//tests/e2e:push_default", "--builders=gfx951=a"],
+            'in --builders=gfx951=a: unknown arch "gfx951"; did you mean gfx950?',
+            "rule //images/settings:builders",
         ),
     ]:
         proc = bazel("build", "--nobuild", "--keep_going", *args, check=False)
         assert proc.returncode != 0, f"{args}: analysis succeeded"
         assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
-        # one line, from //images:defines (declared by no macro: no "Since this rule was
-        # created by the macro ..." remark), once for every configuration of the build
         lines = [line for line in proc.stderr.splitlines() if want in line]
         assert len(lines) == 1 and lines[0].startswith("ERROR: "), proc.stderr[-2000:]
-        assert "define_check rule //images:defines" in lines[0], lines[0]
+        assert where in lines[0], lines[0]
         assert "created by the macro" not in proc.stderr, proc.stderr[-2000:]
-    # a setting's bad value: one line, from the setting's own target
-    for args, want, setting in [
-        (
-            ["--upstream=rehersal"],
-            "in --upstream=rehersal: unknown value; did you mean rehearsal?",
-            "upstream",
-        ),
-        (
-            ["--builders=gfx951=a"],
-            'in --builders=gfx951=a: unknown arch "gfx951"; did you mean gfx950?',
-            "builders",
-        ),
-    ]:
-        proc = bazel("build", "--nobuild", "//tests/e2e:push_default", *args, check=False)
-        assert proc.returncode != 0, f"{args}: analysis succeeded"
-        assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
-        lines = [line for line in proc.stderr.splitlines() if want in line]
-        assert len(lines) == 1 and lines[0].startswith("ERROR: "), proc.stderr[-2000:]
-        assert f"rule //images/settings:{setting}" in lines[0], lines[0]
     proc = bazel("build", "--nobuild", "//tests/e2e:push_default", "--sign=maybe", check=False)
     assert "'maybe' is not a boolean" in proc.stderr, proc.stderr[-2000:]
     # push_all runs and fails in one line (a script: queries over the package still work)
