@@ -2,7 +2,7 @@
 
 load(":image.bzl", "rocm_image_rule")
 load(":image_set.bzl", "image_set")
-load(":push.bzl", "image_layout", "image_load", "image_plan", "image_push", "image_push_help", "image_report", "image_report_help", "image_verify", "no_group")
+load(":push.bzl", "image_floating", "image_layout", "image_load", "image_plan", "image_push", "image_push_help", "image_report", "image_report_help", "image_verify", "no_group")
 
 def image_label(name, arch = None):
     """The label name of catalogue target `name` for `arch` ('pytorch.gfx950', 'triton-wheel').
@@ -48,13 +48,15 @@ def image_family(
         visibility = None):
     """Declares every image of a catalogue: one per target and arch, plus the selectors.
 
-    Every target `T` also gets `T.push`, `T.push.plan`, `T.push.verify` and
-    `T.push.help`, and every group `G` gets `push_G`, `push_G.plan`,
-    `push_G.verify` and `push_G.help` (see image_push, image_plan; `.verify`
-    checks signatures, SBOMs and provenance of what the push published, see
-    tools/registry; `.help` prints the push's options, targets, archs,
-    registry and the groups without building anything). Without an
-    `all` group, `push_all` (and `.plan`, `.verify`; manual) fails when run,
+    Every target `T` also gets `T.push`, `T.push.plan`, `T.push.verify`,
+    `T.push.floating` and `T.push.help`, and every group `G` gets `push_G`,
+    `push_G.plan`, `push_G.verify`, `push_G.floating` and `push_G.help` (see
+    image_push, image_plan; `.verify` checks signatures, SBOMs and provenance
+    of what the push published, see tools/registry; `.floating` that every
+    floating tag in the registry names its versioned tag's digest; `.help`
+    prints the push's options, targets, archs, registry and the groups
+    without building anything). Without an `all` group, `push_all` (and
+    `.plan`, `.verify`, `.floating`; manual) fails when run,
     in one line naming the groups. Every
     image (`T.A`, or `T` when arch-free) gets `.load` (into the local Docker
     engine under its real tags) and `.layout` (an OCI layout); both manual.
@@ -262,7 +264,7 @@ def no_all_group_message(package, groups, suffix = ""):
 
 def _no_all_group(groups, tags, visibility):
     """`push_all`, `.plan`, `.verify`: fail when run, naming the groups (there is no `all`, on purpose)."""
-    for suffix in ["", ".plan", ".verify"]:
+    for suffix in ["", ".plan", ".verify", ".floating"]:
         no_group(
             name = "push_all" + suffix,
             group = "all",
@@ -275,7 +277,7 @@ def _no_all_group(groups, tags, visibility):
 def _repository_aliases(name, repo, t, archs):
     """(alias, actual, always manual) for every target the family makes for catalogue target `name`."""
     out = [(repo, name, False)]
-    out += [(repo + s, name + s, False) for s in [".push", ".push.help", ".push.plan", ".push.verify"]]
+    out += [(repo + s, name + s, False) for s in [".push", ".push.help", ".push.plan", ".push.verify", ".push.floating"]]
     if t["arch"] and t["archs"] != archs:
         out.append((_in_group(repo), _in_group(name), False))
     images = [image_label(name, a) for a in t["archs"] + t.get("families", [])] if t["arch"] else []
@@ -348,6 +350,14 @@ def _push_pair(name, images, members, catalog, tags, visibility):
     # The plan never builds an image, so it is never manual.
     image_plan(
         name = name + ".plan",
+        images = images,
+        tags = [t for t in tags if t != "manual"],
+        visibility = visibility,
+    )
+
+    # The registry's floating tags against its versioned ones: no build either.
+    image_floating(
+        name = name + ".floating",
         images = images,
         tags = [t for t in tags if t != "manual"],
         visibility = visibility,

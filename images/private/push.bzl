@@ -344,6 +344,20 @@ image_plan = rule(
     executable = True,
 )
 
+def _floating_impl(ctx):
+    push = "bazel run //%s:%s" % (ctx.label.package, ctx.label.name.removesuffix(".floating"))
+    return _descriptor_launcher(ctx, "floating --push-hint '%s'" % push, descriptors = False)
+
+# Not in defs.bzl: image_family makes one per push target (`<push>.floating`).
+image_floating = rule(
+    implementation = _floating_impl,
+    doc = """Checks that every floating tag of a push (`latest-gfx950`) names the digest of its
+image's versioned tag in the registry (`tools/registry floating`): a stale or missing
+floating tag fails naming both tags and digests. Builds nothing: the plan's specs only.""",
+    attrs = _ATTRS,
+    executable = True,
+)
+
 _DOC_LOAD = """Puts images into the local Docker engine under their real `repository:tag`s.
 
 `bazel run //images:pytorch-run.gfx950.load` pulls the image from the

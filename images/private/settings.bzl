@@ -14,47 +14,56 @@ load("@bazel_skylib//rules:common_settings.bzl", "BuildSettingInfo")
 load(":errors.bzl", "analysis_error", "nearest_names")
 load(":reference.bzl", "registry_error")
 
-def _flag(ctx):
-    return "--" + ctx.attr.flag
+def _answer(ctx, error, value):
+    """The setting's value, or its one-line analysis error naming the flag."""
+    if error:
+        return analysis_error(ctx, error, attribute = "--%s setting" % ctx.attr.flag)
+    return [BuildSettingInfo(value = value)]
+
+def _string_flag(implementation, doc, attrs):
+    """A string build setting with a short name (`flag`: its --flag_alias, for messages)."""
+    return rule(
+        implementation = implementation,
+        build_setting = config.string(flag = True),
+        doc = doc,
+        attrs = attrs | {
+            "flag": attr.string(doc = "The setting's short name (its --flag_alias), for messages.", mandatory = True),
+        },
+    )
 
 def _choice_impl(ctx):
     value = ctx.build_setting_value
+    error = None
     if value not in ctx.attr.values:
         close = nearest_names(value, ctx.attr.values)
-        return analysis_error(ctx, "%s=%s: unknown value; %sknown: %s" % (
-            _flag(ctx),
+        error = "--%s=%s: unknown value; %sknown: %s" % (
+            ctx.attr.flag,
             value,
             "did you mean %s? " % close[0] if close else "",
             ", ".join([v or '"" (%s)' % ctx.attr.empty for v in ctx.attr.values]),
-        ), attribute = _flag(ctx) + " setting")
-    return [BuildSettingInfo(value = value)]
+        )
+    return _answer(ctx, error, value)
 
-choice_flag = rule(
-    implementation = _choice_impl,
-    build_setting = config.string(flag = True),
-    doc = "A string setting with a closed list of values; another fails analysis in one line.",
-    attrs = {
+choice_flag = _string_flag(
+    _choice_impl,
+    "A string setting with a closed list of values; another fails analysis in one line.",
+    {
         "empty": attr.string(doc = "What the empty value means, when `values` has it."),
-        "flag": attr.string(doc = "The setting's short name (its --flag_alias), for messages.", mandatory = True),
         "values": attr.string_list(doc = "The values it takes.", mandatory = True),
     },
 )
 
 def _registry_impl(ctx):
     value = ctx.build_setting_value
-    if value in ctx.attr.special:
-        return [BuildSettingInfo(value = value)]
-    error = registry_error(_flag(ctx), value, need_namespace = ctx.attr.need_namespace)
-    if error:
-        return analysis_error(ctx, error, attribute = _flag(ctx) + " setting")
-    return [BuildSettingInfo(value = value)]
+    error = None
+    if value not in ctx.attr.special:
+        error = registry_error("--" + ctx.attr.flag, value, need_namespace = ctx.attr.need_namespace)
+    return _answer(ctx, error, value)
 
-registry_flag = rule(
-    implementation = _registry_impl,
-    build_setting = config.string(flag = True),
-    doc = "A registry string setting, `HOST[:PORT][/NAMESPACE]` (tools/oci/reference.py's grammar).",
-    attrs = {
-        "flag": attr.string(doc = "The setting's short name (its --flag_alias), for messages.", mandatory = True),
+registry_flag = _string_flag(
+    _registry_impl,
+    "A registry string setting, `HOST[:PORT][/NAMESPACE]` (tools/oci/reference.py's grammar).",
+    {
         "need_namespace": attr.bool(doc = "A namespace is required (staging)."),
         "special": attr.string_list(doc = "Values that are no registry string (`\"\"`: unset; `embedded`)."),
     },
@@ -115,17 +124,12 @@ def parse_builders(value, known_archs):
 
 def _builders_impl(ctx):
     parsed = parse_builders(ctx.build_setting_value, ctx.attr.archs)
-    if parsed.error:
-        return analysis_error(ctx, parsed.error, attribute = "--builders setting")
-    return [BuildSettingInfo(value = parsed.builders)]
+    return _answer(ctx, parsed.error, parsed.builders)
 
-builders_flag = rule(
-    implementation = _builders_impl,
-    build_setting = config.string(flag = True),
-    doc = "Which buildx builder builds which arch: `ARCH=BUILDER[,...]`; its value is the parsed dict.",
-    attrs = {
-        "archs": attr.string_list(doc = "The catalogue's archs and families.", mandatory = True),
-    },
+builders_flag = _string_flag(
+    _builders_impl,
+    "Which buildx builder builds which arch: `ARCH=BUILDER[,...]`; its value is the parsed dict.",
+    {"archs": attr.string_list(doc = "The catalogue's archs and families.", mandatory = True)},
 )
 
 def builder_for(builders, arch):

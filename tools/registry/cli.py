@@ -22,7 +22,7 @@ from tools.oci.client import Limits, MiB, RegistryClient
 from tools.oci.errors import NotFound, RegistryError, redact
 from tools.oci.reference import Reference, split_registry
 from tools.places import user_path, workspace
-from tools.registry import deadline, verify
+from tools.registry import deadline, floating, verify
 from tools.registry.plan import (
     PlannedImage,
     left_out,
@@ -362,6 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--catalog", type=user_path, help="catalogue (default: images/catalog.toml)")
     _connection_args(pr)
     verify.add_parser(sub, _connection_args, user_path)
+    floating.add_parser(sub, _plan_args, _connection_args)
     _report_parser(sub)
     return parser
 
@@ -1060,6 +1061,7 @@ COMMANDS = {
     "tags": cmd_tags,
     "prune-cache": cmd_prune,
     "verify": lambda args: verify.cmd_verify(args, _clients, _log),
+    "floating": lambda args: floating.cmd_floating(args, _clients, _log),
 }
 
 

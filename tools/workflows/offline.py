@@ -121,6 +121,24 @@ def _read_kv(path: Path) -> dict[str, str]:
     return values
 
 
+def _run_step(script: str, root: Path, env: dict, log) -> subprocess.CompletedProcess[str]:
+    """Run one `run:` step as the runner does; its output goes to ``log`` as it comes (a
+    step of `.ci/run e2e` runs for many minutes) and is kept for the counts."""
+    lines = []
+    with subprocess.Popen(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    ) as proc:
+        for line in proc.stdout:
+            lines.append(line)
+            log(line.rstrip("\n"))
+    return subprocess.CompletedProcess(proc.args, proc.returncode, "".join(lines), "")
+
+
 def run_job(name: str, job: dict, inputs: dict, root: Path, tally: Tally, log) -> None:
     labels = _labels(job.get("runs-on", []))
     if "uses" in job:
@@ -187,16 +205,7 @@ def run_job(name: str, job: dict, inputs: dict, root: Path, tally: Tally, log) -
             env.update({k: substitute(v, contexts) for k, v in (step.get("env") or {}).items()})
             script = substitute(step["run"], contexts)
             log(f"{where}: {script.strip().splitlines()[0]}")
-            proc = subprocess.run(
-                ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
-                cwd=root,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                check=False,
-            )
-            log(proc.stdout.rstrip())
+            proc = _run_step(script, root, env, log)
             outputs = _read_kv(output)
             if step.get("id"):
                 steps_ctx[step["id"]] = {"outputs": outputs}
@@ -265,7 +274,7 @@ def run(args) -> int:
     root = places.workspace()
 
     def log(text: str) -> None:
-        if not args.quiet and text:
+        if not args.quiet:
             print(text, flush=True)
 
     total = Tally()

@@ -233,6 +233,8 @@ jobs:
           -- --json > "push-$ARCH.json"
       - name: Verify every published tag, its signature, SBOM and provenance
         run: bazel run "//images:push_$GROUP.verify" --config=release --define "arch=$ARCH"
+      - name: Every floating tag names its versioned tag's digest (none left stale)
+        run: bazel run "//images:push_$GROUP.floating" --define "arch=$ARCH"
       - name: Keep what was published (the GPU smoke pulls it by digest)
         uses: {UPLOAD}
         with:
