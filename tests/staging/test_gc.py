@@ -19,6 +19,7 @@ from tests.staging.conftest import (
     write_descriptor,
 )
 from tools.staging import embedded, forget, gc, lease, resolve, scan
+from tools.staging.errors import UnreachableError
 
 DAY = 86400.0
 
@@ -154,6 +155,28 @@ def shared(tmp_path):
     registry = Registry(tmp_path / "shared")
     yield registry
     registry.stop()
+
+
+def test_forget_leaves_a_staging_that_does_not_answer_and_checks_the_rest(state, populated, shared):
+    """A descriptor of a staging registry that is gone (a test's temporary team staging)
+    keeps `forget` from nothing else: it is left alone, named by its host."""
+    _, out, images = populated
+    gone_host = shared.host
+    pushed = push_image(gone_host, "team/staging/a", "t-1")
+    write_descriptor(out, pushed, f"{gone_host}/team/staging", embedded_=False)
+    shared.stop()
+    ref = images["ref"]
+    layer = json.loads(ref.manifest)["layers"][0]["digest"].removeprefix("sha256:")
+    (state.data / "docker/registry/v2/blobs/sha256" / layer[:2] / layer / "data").unlink()
+    found = list(scan.find([out]))
+    with pytest.raises(UnreachableError, match=f"staging registry {gone_host} cannot be reached"):
+        forget.lost(found)
+    unreachable: dict = {}
+    gone = forget.lost(found, unreachable=unreachable)
+    assert [f.data["digest"] for f in gone] == [ref.digest]
+    assert {h: [f.data["digest"] for f in fs] for h, fs in unreachable.items()} == {
+        gone_host: [pushed.digest]
+    }
 
 
 def test_gc_shared_ignores_ages_keeps_referenced_and_first_listed(shared, tmp_path):

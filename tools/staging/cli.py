@@ -249,7 +249,14 @@ def summary(report: gc.Report, options: gc.Options) -> str:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     found = list(scan.find(args.descriptors or scan.default_dirs()))
-    gone = forget.lost(found, insecure=args.insecure)
+    unreachable: dict[str, list[scan.Found]] = {}
+    gone = forget.lost(found, insecure=args.insecure, unreachable=unreachable)
+    for host, left in sorted(unreachable.items()):
+        print(
+            f"left alone: {len(left)} descriptor{'s' if len(left) > 1 else ''} of staging {host},"
+            " which does not answer (a build for that staging rebuilds them; start it and run"
+            " forget again to check them)"
+        )
     for f in gone:
         print(f"{'would forget' if args.dry_run else 'forget'} {f.path} ({f.data['digest']})")
     count = len(gone) if args.dry_run else forget.forget(gone)

@@ -15,14 +15,24 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 from tools.staging import embedded, remote, scan
+from tools.staging.errors import UnreachableError
 
 if TYPE_CHECKING:
     from tools.oci.client import RegistryClient
 
 
-def lost(found: Iterable[scan.Found], *, insecure: bool = False) -> list[scan.Found]:
+def lost(
+    found: Iterable[scan.Found],
+    *,
+    insecure: bool = False,
+    unreachable: dict[str, list[scan.Found]] | None = None,
+) -> list[scan.Found]:
     """The descriptors whose image their staging registry no longer holds whole: the
-    manifest, or any blob it names (a deleted layer leaves the manifest behind)."""
+    manifest, or any blob it names (a deleted layer leaves the manifest behind).
+
+    A shared staging registry that does not answer raises UnreachableError, unless
+    ``unreachable`` is given: its descriptors then go there, by host, neither lost nor
+    kept (a test's temporary staging, long gone, must not keep `forget` from the rest)."""
     p = embedded.paths()
     clients: dict[str, RegistryClient] = {}
     out = []
@@ -37,12 +47,22 @@ def lost(found: Iterable[scan.Found], *, insecure: bool = False) -> list[scan.Fo
                 )
             else:
                 host = str(staging.get("registry", "")).split("/", 1)[0]
+                if unreachable is not None and host in unreachable:
+                    unreachable[host].append(f)
+                    continue
                 if host not in clients:
                     clients[host] = stack.enter_context(remote.connect(host, insecure=insecure))
                 c = clients[host]
-                present = c.manifest_digest(name, digest) is not None and all(
-                    c.blob_exists(name, b) for b in blobs
-                )
+                try:
+                    with remote.translated():
+                        present = c.manifest_digest(name, digest) is not None and all(
+                            c.blob_exists(name, b) for b in blobs
+                        )
+                except UnreachableError:
+                    if unreachable is None:
+                        raise
+                    unreachable[host] = [f]
+                    continue
             if not present:
                 out.append(f)
     return out
