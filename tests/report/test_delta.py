@@ -104,7 +104,7 @@ def test_the_table_has_layers_seconds_hits_and_compile_rate():
     )
     text = delta.markdown(delta.rows(now, MAIN), "main's")
     assert (
-        "| pytorch.gfx950 | 4,000.0 MiB | +0.0 MiB (+0.0 %) | 10 (was 9)"
+        "| pytorch.gfx950 | 4,000.0 MiB | ±0.0 KiB (+0.0 %) | 10 (was 9)"
         " | 120.0 s (was 10.0 s) | no | 99.8 % |" in text
     )
 

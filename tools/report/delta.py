@@ -29,7 +29,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-MiB = 1 << 20
+from tools.report.render import MiB, mib, signed_mib
+
 GROWTH_RATIO = 0.05
 GROWTH_BYTES = 200 * MiB
 
@@ -63,17 +64,6 @@ class Row:
 
 class DeltaError(Exception):
     """Input the comparison cannot read: one line naming it."""
-
-
-def _mib(n: int | None) -> str:
-    """MiB, or kB below one (the fixture family's images are kB)."""
-    if n is None:
-        return "—"
-    return f"{n / MiB:,.1f} MiB" if abs(n) >= MiB or n == 0 else f"{n / 1024:,.1f} kB"
-
-
-def _signed_mib(n: int) -> str:
-    return ("+" if n >= 0 else "-") + _mib(abs(n))
 
 
 def _build(image: dict) -> dict:
@@ -126,10 +116,10 @@ def failures(table: list[Row]) -> list[str]:
     for r in table:
         if r.too_big:
             pct = 100 * r.growth / r.before
-            budget = f"its budget {_mib(r.budget)}" if r.budget else "no budget"
+            budget = f"its budget {mib(r.budget)}" if r.budget else "no budget"
             lines.append(
-                f"{r.id} grew {_signed_mib(r.growth)} ({pct:+.1f} %, {_mib(r.before)} ->"
-                f" {_mib(r.size)}), past the gate of 5 % or 200 MiB, {budget} unchanged;"
+                f"{r.id} grew {signed_mib(r.growth)} ({pct:+.1f} %, {mib(r.before)} ->"
+                f" {mib(r.size)}), past the gate of 5 % or 200 MiB, {budget} unchanged;"
                 " shrink it, or raise its budget in images/catalog.toml in the same change"
             )
     return lines
@@ -147,7 +137,7 @@ def markdown(table: list[Row], against: str) -> str:
             change = "new"
         else:
             pct = f" ({100 * r.growth / r.before:+.1f} %)" if r.before else ""
-            change = _signed_mib(r.growth) + pct + (" **past the gate**" if r.too_big else "")
+            change = signed_mib(r.growth) + pct + (" **past the gate**" if r.too_big else "")
         layers = str(r.layers) + (
             "" if r.layers_before in (None, r.layers) else f" (was {r.layers_before})"
         )
@@ -156,9 +146,9 @@ def markdown(table: list[Row], against: str) -> str:
             seconds += f" (was {r.seconds_before:,.1f} s)"
         hit = {True: "yes", False: "no", None: "—"}[r.staging_hit]
         rate = "—" if r.hit_rate is None else f"{100 * r.hit_rate:.1f} %"
-        budget = _mib(r.budget) + (f" (was {_mib(r.budget_before)})" if r.budget_changed else "")
+        budget = mib(r.budget) + (f" (was {mib(r.budget_before)})" if r.budget_changed else "")
         lines.append(
-            f"| {r.id} | {_mib(r.size)} | {change} | {layers} | {seconds} | {hit} | {rate}"
+            f"| {r.id} | {mib(r.size)} | {change} | {layers} | {seconds} | {hit} | {rate}"
             f" | {budget} |"
         )
     return head + "\n".join(lines) + "\n"

@@ -143,9 +143,12 @@ def run_job(name: str, job: dict, inputs: dict, root: Path, tally: Tally, log) -
     labels = _labels(job.get("runs-on", []))
     if "uses" in job:
         raise NotHere(f"calls the reusable workflow {job['uses']}")
-    unknown = sorted(label for label in labels if label not in LOCAL_LABELS and "${{" not in label)
-    if unknown or any("${{" in label for label in labels):
-        need = ", ".join(unknown + sorted(label for label in labels if "${{" in label))
+    # labels this host lacks, then those an expression picks (never a local one)
+    need = sorted(
+        (label for label in labels if label not in LOCAL_LABELS), key=lambda x: ("${{" in x, x)
+    )
+    if need:
+        need = ", ".join(need)
         raise NotHere(f"needs a runner labelled {need} (this machine stands in for a CI host)")
     if "strategy" in job:
         raise NotHere("a matrix job (its matrix comes from an earlier job's outputs)")
